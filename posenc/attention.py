@@ -1,0 +1,135 @@
+"""Scaled dot-product attention, written to be read.
+
+Shape notation: ``...`` any leading batch/head dims, ``q`` query length, ``k`` key length,
+``d`` query/key width, ``d_v`` value width.
+
+    scores  = (Q Kᵀ) · scale + bias           (..., q, k)
+    scores  = −inf where mask is False
+    weights = softmax(scores, dim=−1)         (..., q, k)
+    output  = weights V                        (..., q, d_v)
+
+with ``scale = 1/√d`` by default (Vaswani et al., 2017, eq. 1). Every positional scheme in
+the book plugs in here: absolute encodings change the inputs, RoPE rotates ``Q`` and ``K``
+before the call, and relative biases (T5, ALiBi) arrive as ``bias``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._checks import check_int, check_real
+
+__all__ = ["attention", "causal_mask"]
+
+
+def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.Tensor:
+    """Boolean ``(q_len, k_len)`` mask, ``True`` where query ``i`` may attend to key ``j``.
+
+    The queries are the *last* ``q_len`` positions of the ``k_len`` keys (the usual layout
+    when decoding with a KV cache): query ``i`` sits at absolute position
+    ``k_len − q_len + i`` and sees keys ``j <= k_len − q_len + i``. With ``k_len = q_len``
+    this is the ordinary lower-triangular mask.
+
+    Raises:
+        ValueError: ``q_len < 0``, or ``k_len < q_len``.
+    """
+    q_len = check_int("q_len", q_len, minimum=0)
+    k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+    if k_len < q_len:
+        raise ValueError(
+            f"k_len must be >= q_len for a causal mask (queries are the last q_len keys), "
+            f"got q_len={q_len}, k_len={k_len}"
+        )
+    i = torch.arange(q_len, device=device)[:, None] + (k_len - q_len)
+    j = torch.arange(k_len, device=device)[None, :]
+    return j <= i
+
+
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    mask: torch.Tensor | None = None,
+    scale: float | None = None,
+    *,
+    causal: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scaled dot-product attention returning the output *and* the attention weights.
+
+    Args:
+        q: queries ``(..., q, d)``.
+        k: keys ``(..., k, d)``.
+        v: values ``(..., k, d_v)``.
+        bias: optional additive score bias broadcastable to ``(..., q, k)`` (T5 buckets,
+            ALiBi, …); added *after* scaling, as in those papers.
+        mask: optional boolean mask broadcastable to ``(..., q, k)``; ``True`` = may attend.
+        scale: multiplier of ``Q Kᵀ``; default ``1/√d``. Must be finite and ``> 0``.
+        causal: also apply :func:`causal_mask` (queries are the last ``q`` of ``k`` keys).
+
+    Returns:
+        ``(output, weights)``: ``(..., q, d_v)`` and ``(..., q, k)``; each weight row sums to 1.
+
+    Raises:
+        ValueError: mismatched widths/lengths, a non-boolean mask, a bias or mask that does
+            not broadcast to ``(..., q, k)``, or a mask that leaves a query with no key.
+
+    Source: Vaswani et al. (2017), eq. 1; bias placement as in Raffel et al. (2020) and
+    Press et al. (2022).
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., seq, dim), got {tuple(t.shape)}")
+        if not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must share their last dim (d), got q {tuple(q.shape)} and k {tuple(k.shape)}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must share their sequence length, got k {tuple(k.shape)} and "
+            f"v {tuple(v.shape)}"
+        )
+    q_len, k_len = q.shape[-2], k.shape[-2]
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_real("scale", scale, gt=0.0)
+
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+    if bias is not None:
+        try:
+            scores = scores + bias.to(scores.dtype)
+        except RuntimeError as err:
+            raise ValueError(
+                f"bias of shape {tuple(bias.shape)} does not broadcast to scores "
+                f"{tuple(scores.shape)}"
+            ) from err
+        if scores.shape[-2:] != (q_len, k_len):
+            raise ValueError(
+                f"bias of shape {tuple(bias.shape)} changes the score shape; expected "
+                f"(..., {q_len}, {k_len})"
+            )
+    keep = None
+    if mask is not None:
+        if mask.dtype != torch.bool:
+            raise ValueError(f"mask must be a bool tensor (True = may attend), got {mask.dtype}")
+        keep = mask
+    if causal:
+        cm = causal_mask(q_len, k_len, device=q.device)
+        keep = cm if keep is None else keep & cm
+    if keep is not None:
+        try:
+            keep = torch.broadcast_to(keep, scores.shape)
+        except RuntimeError as err:
+            raise ValueError(
+                f"mask of shape {tuple(keep.shape)} does not broadcast to scores "
+                f"{tuple(scores.shape)}"
+            ) from err
+        if k_len and not keep.any(dim=-1).all():
+            raise ValueError("mask leaves at least one query with no key to attend to")
+        scores = scores.masked_fill(~keep, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.matmul(weights, v), weights

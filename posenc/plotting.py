@@ -1,0 +1,76 @@
+"""One figure style for the whole book.
+
+Every chapter calls :func:`use_style` (through :func:`posenc.notebook.setup`) so figures
+share fonts, sizes and an opaque white background (readable in the site's dark mode too).
+Figures are labelled with English glosses: matplotlib's default fonts have no CJK glyphs.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = ["STYLE", "heatmap", "use_style"]
+
+STYLE = {
+    "figure.figsize": (6.4, 3.6),
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "savefig.transparent": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "image.cmap": "RdBu_r",
+    "font.family": "DejaVu Sans",
+    "svg.hashsalt": "posenc",
+    "path.simplify": False,
+}
+
+
+def use_style() -> None:
+    """Apply the book's matplotlib style (idempotent)."""
+    mpl.rcParams.update(STYLE)
+
+
+def heatmap(ax, data, *, xlabel: str, ylabel: str, title: str | None = None,
+            cmap: str = "RdBu_r", symmetric: bool = True, colorbar_label: str | None = None):
+    """Draw ``data`` (2-D array or tensor) as an image with labelled axes and a colorbar.
+
+    Args:
+        ax: a matplotlib ``Axes``.
+        data: ``(rows, cols)`` values; rows go down the y axis.
+        xlabel, ylabel: axis labels (include units).
+        title: optional title.
+        cmap: colormap name.
+        symmetric: centre the colour scale on 0 (diverging data).
+        colorbar_label: optional colorbar label.
+
+    Returns:
+        The ``AxesImage``.
+    """
+    arr = np.asarray(data, dtype=float)
+    kwargs = {}
+    if symmetric:
+        lim = float(np.max(np.abs(arr))) or 1.0
+        kwargs = {"vmin": -lim, "vmax": lim}
+    im = ax.imshow(arr, aspect="auto", cmap=cmap, interpolation="nearest", **kwargs)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    cb = plt.colorbar(im, ax=ax)
+    if colorbar_label:
+        cb.set_label(colorbar_label)
+    return im
