@@ -1,0 +1,96 @@
+"""posenc.attention: the formula, masks, biases, and permutation equivariance."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc.attention import attention, causal_mask
+
+
+def reference_attention(q, k, v, bias=None, keep=None):
+    """Vaswani et al. (2017) eq. 1 written with explicit loops over query rows."""
+    d = q.shape[-1]
+    out = torch.empty(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+    for i in range(q.shape[-2]):
+        s = (k @ q[..., i, :, None])[..., 0] / math.sqrt(d)
+        if bias is not None:
+            s = s + bias[..., i, :]
+        if keep is not None:
+            s = s.masked_fill(~keep[..., i, :], float("-inf"))
+        w = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+        out[..., i, :] = (w / w.sum(dim=-1, keepdim=True))[..., None, :].matmul(v)[..., 0, :]
+    return out
+
+
+def test_matches_reference_and_sdpa():
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 8, generator=g, dtype=torch.float64) for _ in range(3))
+    bias = torch.randn(3, 5, 5, generator=g, dtype=torch.float64)
+    out, w = attention(q, k, v, bias=bias, causal=True)
+    keep = causal_mask(5)
+    torch.testing.assert_close(out, reference_attention(q, k, v, bias, keep))
+    sdpa = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=bias.masked_fill(~keep, float("-inf"))
+    )
+    torch.testing.assert_close(out, sdpa)
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 3, 5, dtype=torch.float64))
+
+
+def test_causal_mask_aligned_to_last_keys():
+    m = causal_mask(2, 4)
+    assert m.tolist() == [[True, True, True, False], [True, True, True, True]]
+    assert causal_mask(3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 12), seed=st.integers(0, 10_000))
+def test_permutation_equivariance(n, seed):
+    """Without positions or masks, permuting the tokens permutes the outputs."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 6, generator=g, dtype=torch.float64)
+    perm = torch.randperm(n, generator=g)
+    out, _ = attention(x, x, x)
+    out_p, _ = attention(x[perm], x[perm], x[perm])
+    torch.testing.assert_close(out_p, out[perm], rtol=0, atol=1e-12)
+
+
+def test_scale_and_weights():
+    q = torch.tensor([[1.0, 0.0]])
+    k = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    v = torch.tensor([[1.0], [0.0]])
+    _, w = attention(q, k, v, scale=1.0)
+    torch.testing.assert_close(w, torch.softmax(torch.tensor([[1.0, 0.0]]), -1))
+
+
+@pytest.mark.parametrize(
+    "make, exc, match",
+    [
+        (lambda q, k, v: attention(q, k[..., :3], v), ValueError, "share their last dim"),
+        (lambda q, k, v: attention(q, k, v[:2]), ValueError, "share their sequence length"),
+        (lambda q, k, v: attention(q, k, v, mask=torch.ones(4, 4)), ValueError, "bool"),
+        (lambda q, k, v: attention(q, k, v, mask=torch.zeros(4, 4, dtype=torch.bool)),
+         ValueError, "no key"),
+        (lambda q, k, v: attention(q, k, v, bias=torch.zeros(3, 3)), ValueError, "broadcast"),
+        (lambda q, k, v: attention(q, k, v, scale=0.0), ValueError, "scale must be > 0"),
+        (lambda q, k, v: attention(q, k, v, scale=float("nan")), ValueError, "finite"),
+        (lambda q, k, v: attention(q.long(), k, v), TypeError, "floating"),
+        (lambda q, k, v: attention(q[0], k, v), ValueError, r"shape \(\.\.\., seq, dim\)"),
+        (lambda q, k, v: attention([[1.0]], k, v), TypeError, "torch.Tensor"),
+    ],
+)
+def test_bad_input(make, exc, match):
+    q = k = v = torch.randn(4, 4)
+    with pytest.raises(exc, match=match):
+        make(q, k, v)
+
+
+def test_causal_mask_bad_lengths():
+    with pytest.raises(ValueError, match="k_len must be >= q_len"):
+        causal_mask(4, 2)
+    with pytest.raises(ValueError, match="q_len must be an integer >= 0"):
+        causal_mask(-1)
