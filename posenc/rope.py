@@ -2,16 +2,37 @@
 
 Shape notation: ``b`` batch, ``h`` heads, ``s`` sequence, ``d`` = ``head_dim``,
 ``r`` = ``rotary_dim`` (``r <= d``, even): the first ``r`` channels are rotated in ``r/2``
-pairs, the remaining ``d − r`` pass through unchanged.
+pairs, the remaining ``d − r`` pass through unchanged. ``...`` is any leading batch/head
+dims.
+
+The token at integer position ``m`` has pair ``i`` rotated by the angle ``m·θ_i`` (radians),
+``θ_i = base^(−2i/r)``. Two layouts decide *which* channels form pair ``i``:
+
+* ``"interleaved"`` — channels ``(2i, 2i+1)``: the RoFormer paper (eq. 13–15) and Meta's
+  original Llama code (``torch.view_as_complex`` on ``reshape(..., -1, 2)``).
+* ``"half"`` — channels ``(i, i + r/2)``: GPT-NeoX and Hugging Face ``transformers``
+  (``rotate_half``), used by every HF Llama/Qwen/Mistral checkpoint.
+
+The two are the same rotation seen through a fixed channel permutation
+(:func:`layout_permutation`). Angles are always computed in float32 or float64 — never in
+the dtype of the tensor being rotated — and only the resulting cos/sin are cast.
 """
 
 from __future__ import annotations
 
 import torch
 
-from ._checks import check_even, check_real
+from ._checks import as_positions, check_choice, check_even, check_real
 
-__all__ = ["rope_inv_freq"]
+LAYOUTS = ("half", "interleaved")
+
+__all__ = [
+    "LAYOUTS",
+    "apply_rope",
+    "rope_angles",
+    "rope_cos_sin",
+    "rope_inv_freq",
+]
 
 
 def rope_inv_freq(
@@ -33,7 +54,7 @@ def rope_inv_freq(
             built from it are wrong (see the RoPE chapter).
 
     Returns:
-        ``(r/2,)`` tensor ``inv_freq``.
+        ``(r/2,)`` tensor ``inv_freq``; computed in float64 and rounded once to ``dtype``.
 
     Raises:
         ValueError: odd or too small ``head_dim``/``rotary_dim``, ``rotary_dim > head_dim``,
@@ -53,3 +74,235 @@ def rope_inv_freq(
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
     exponent = torch.arange(0, rotary_dim, 2, dtype=torch.int64).to(torch.float64) / rotary_dim
     return (1.0 / (base**exponent)).to(dtype)
+
+
+def _check_inv_freq(inv_freq) -> torch.Tensor:
+    if not isinstance(inv_freq, torch.Tensor):
+        raise TypeError(f"inv_freq must be a torch.Tensor, got {type(inv_freq).__name__}")
+    if inv_freq.dtype not in (torch.float32, torch.float64):
+        raise TypeError(
+            f"inv_freq must be float32 or float64 (angles are never computed in half "
+            f"precision), got {inv_freq.dtype}"
+        )
+    if inv_freq.ndim != 1 or inv_freq.numel() < 1:
+        raise ValueError(
+            f"inv_freq must have shape (r/2,) with r/2 >= 1, got {tuple(inv_freq.shape)}"
+        )
+    if not torch.isfinite(inv_freq).all():
+        raise ValueError("inv_freq must be finite")
+    return inv_freq
+
+
+def rope_angles(positions, inv_freq: torch.Tensor) -> torch.Tensor:
+    """Rotation angles ``m · θ_i`` for every position ``m`` and pair ``i`` (radians).
+
+    Args:
+        positions: integer positions, shape ``(..., s)`` (an int, a list, an integer tensor,
+            or a float tensor of whole numbers). Negative positions rotate backwards.
+        inv_freq: ``(r/2,)`` float32 or float64 frequencies ``θ_i``
+            (from :func:`rope_inv_freq` or a scaling method).
+
+    Returns:
+        ``(..., s, r/2)`` angles in ``inv_freq``'s dtype, whatever the positions' dtype: the
+        positions are converted exactly (int64 → float) and multiplied once, as in
+        ``transformers``' rotary embeddings.
+
+    Raises:
+        TypeError: ``inv_freq`` not a float32/float64 tensor; positions not integers.
+        ValueError: ``inv_freq`` not 1-D or not finite; positions not whole numbers.
+
+    Source: Su et al., RoFormer, eq. (13)/(15) (``m θ_i``).
+    """
+    inv_freq = _check_inv_freq(inv_freq)
+    pos = as_positions("positions", positions, minimum=None)
+    return pos.to(device=inv_freq.device, dtype=inv_freq.dtype)[..., None] * inv_freq
+
+
+def rope_cos_sin(
+    positions,
+    inv_freq: torch.Tensor,
+    *,
+    layout: str = "half",
+    attention_factor: float = 1.0,
+    dtype=torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The cos and sin tables that :func:`apply_rope` multiplies with, laid out per channel.
+
+    Args:
+        positions: integer positions ``(..., s)``.
+        inv_freq: ``(r/2,)`` float32/float64 frequencies.
+        layout: ``"half"`` (``cat(angles, angles)``, as ``transformers``) or
+            ``"interleaved"`` (each angle repeated twice: ``θ_0, θ_0, θ_1, θ_1, …``).
+        attention_factor: multiplies cos and sin (``transformers`` does this for YaRN and
+            LongRoPE, scaling every q·k by its square); finite and ``> 0``.
+        dtype: dtype of the returned tables. The angles and cos/sin are computed in
+            ``inv_freq``'s dtype; only the results are cast.
+
+    Returns:
+        ``(cos, sin)``, each ``(..., s, r)``.
+
+    Raises:
+        ValueError: unknown ``layout``; ``attention_factor <= 0``; bad positions/inv_freq
+            (see :func:`rope_angles`).
+        TypeError: ``dtype`` not a floating torch dtype.
+
+    Source: matches ``transformers``' ``LlamaRotaryEmbedding.forward`` for ``"half"``.
+    """
+    layout = check_choice("layout", layout, LAYOUTS)
+    attention_factor = check_real("attention_factor", attention_factor, gt=0.0)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch dtype, got {dtype!r}")
+    angles = rope_angles(positions, inv_freq)
+    if layout == "half":
+        emb = torch.cat((angles, angles), dim=-1)
+    else:
+        emb = torch.repeat_interleave(angles, 2, dim=-1)
+    cos = emb.cos() * attention_factor
+    sin = emb.sin() * attention_factor
+    return cos.to(dtype), sin.to(dtype)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """``[x₁, x₂] → [−x₂, x₁]`` on the last dim (halves): the "half" layout's 90° turn.
+
+    Source: matches ``transformers``' ``rotate_half``.
+    """
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotate_every_two(x: torch.Tensor) -> torch.Tensor:
+    """``(x₀, x₁, x₂, x₃, …) → (−x₁, x₀, −x₃, x₂, …)``: the "interleaved" layout's 90° turn."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((-x2, x1), dim=-1).flatten(-2)
+
+
+def _check_x(x) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a floating tensor, got dtype {x.dtype}")
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., s, head_dim), got {tuple(x.shape)}")
+    return x
+
+
+def _table_dtype(x: torch.Tensor) -> torch.dtype:
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def apply_rope(
+    x: torch.Tensor,
+    positions=None,
+    *,
+    inv_freq: torch.Tensor | None = None,
+    base: float = 10000.0,
+    rotary_dim: int | None = None,
+    cos: torch.Tensor | None = None,
+    sin: torch.Tensor | None = None,
+    layout: str = "half",
+) -> torch.Tensor:
+    """Rotate the first ``r`` channels of ``x`` by RoPE; pass the other ``d − r`` through.
+
+    Give *either* ``positions`` (with ``inv_freq``, or ``base``/``rotary_dim`` to build it)
+    *or* precomputed ``cos`` and ``sin`` from :func:`rope_cos_sin` (e.g. a scaling method's
+    tables with an ``attention_factor``).
+
+    For pair ``i`` with channels ``(a, b)`` (``(2i, 2i+1)`` interleaved, ``(i, i + r/2)``
+    half) at position ``m``::
+
+        a' = a cos(mθ_i) − b sin(mθ_i)
+        b' = a sin(mθ_i) + b cos(mθ_i)
+
+    Args:
+        x: ``(..., s, d)`` floating tensor (queries or keys; never values).
+        positions: integer positions ``(..., s)`` broadcastable with ``x.shape[:-1]``; for
+            ``x: (b, h, s, d)`` pass ``(s,)`` or ``(b, 1, s)``. Required unless cos/sin given.
+        inv_freq: ``(r/2,)`` float32/float64 frequencies; default
+            ``rope_inv_freq(d, base, rotary_dim)`` (float64 when ``x`` is float64).
+        base: ``rope_theta`` used when ``inv_freq`` is not given.
+        rotary_dim: rotated channels ``r`` (default: all ``d``, or ``2·len(inv_freq)``, or
+            ``cos.shape[-1]``); must agree with ``inv_freq``/``cos`` when both are given.
+        cos, sin: ``(..., s, r)`` tables broadcastable against ``x[..., :r]``.
+        layout: ``"half"`` (default, ``transformers``) or ``"interleaved"`` (paper).
+
+    Returns:
+        Tensor shaped and typed like ``x``. The multiply–add runs in the wider of ``x``'s and
+        the tables' dtype (float32 for bf16/fp16 input with ``positions``), then is cast back.
+
+    Raises:
+        ValueError: neither or both of positions and cos/sin; only one of cos/sin; odd or
+            too large ``rotary_dim``; ``inv_freq`` and ``base``/``rotary_dim`` disagreeing;
+            positions whose last dim is not ``s``; tables that do not broadcast; unknown
+            ``layout``.
+        TypeError: ``x`` not a floating tensor; non-integer positions.
+
+    Source: Su et al., RoFormer, eq. (13)–(15) and eq. (34) (the efficient form); with
+    ``layout="half"`` matches ``transformers``' ``apply_rotary_pos_emb``.
+    """
+    x = _check_x(x)
+    layout = check_choice("layout", layout, LAYOUTS)
+    d = x.shape[-1]
+    s = x.shape[-2]
+    have_tables = cos is not None or sin is not None
+    if have_tables:
+        if cos is None or sin is None:
+            raise ValueError("pass both cos and sin (from rope_cos_sin), not just one")
+        if positions is not None or inv_freq is not None:
+            raise ValueError("pass either positions (and inv_freq) or cos/sin, not both")
+        if cos.shape != sin.shape:
+            raise ValueError(
+                f"cos and sin must have the same shape, got {tuple(cos.shape)} and "
+                f"{tuple(sin.shape)}"
+            )
+        if cos.ndim < 1:
+            raise ValueError("cos and sin must have shape (..., s, r)")
+        r = check_even("cos.shape[-1] (rotary_dim)", cos.shape[-1])
+        if rotary_dim is not None and check_even("rotary_dim", rotary_dim) != r:
+            raise ValueError(f"rotary_dim={rotary_dim} disagrees with cos.shape[-1]={r}")
+    else:
+        if positions is None:
+            raise ValueError(
+                "pass positions (e.g. torch.arange(s), or offset + torch.arange(s) when "
+                "decoding) or precomputed cos and sin"
+            )
+        if inv_freq is None:
+            inv_freq = rope_inv_freq(d, base, rotary_dim, dtype=_table_dtype(x))
+        else:
+            inv_freq = _check_inv_freq(inv_freq)
+            if base != 10000.0:
+                raise ValueError("pass either inv_freq or base, not both")
+            if rotary_dim is not None and check_even("rotary_dim", rotary_dim) != 2 * len(
+                inv_freq
+            ):
+                raise ValueError(
+                    f"rotary_dim={rotary_dim} disagrees with inv_freq (length {len(inv_freq)}"
+                    f" → rotary_dim {2 * len(inv_freq)})"
+                )
+        r = 2 * len(inv_freq)
+        pos = as_positions("positions", positions, minimum=None)
+        if pos.ndim == 0 or pos.shape[-1] != s:
+            raise ValueError(
+                f"positions must have shape (..., s) with s = x.shape[-2] = {s}, got "
+                f"{tuple(pos.shape)}"
+            )
+        cos, sin = rope_cos_sin(pos, inv_freq, layout=layout, dtype=inv_freq.dtype)
+    if r > d:
+        raise ValueError(f"rotary_dim must be <= head_dim ({d}), got {r}")
+    x_rot, x_pass = x[..., :r], x[..., r:]
+    work = torch.promote_types(x.dtype, cos.dtype)
+    xr = x_rot.to(work)
+    turn = rotate_half(xr) if layout == "half" else rotate_every_two(xr)
+    try:
+        out = xr * cos.to(work) + turn * sin.to(work)
+    except RuntimeError as err:
+        raise ValueError(
+            f"cos/sin of shape {tuple(cos.shape)} do not broadcast against x[..., :{r}] of "
+            f"shape {tuple(x_rot.shape)}"
+        ) from err
+    if out.shape != x_rot.shape:
+        raise ValueError(
+            f"cos/sin of shape {tuple(cos.shape)} change the shape of x[..., :{r}] "
+            f"{tuple(x_rot.shape)} to {tuple(out.shape)}"
+        )
+    return torch.cat((out.to(x.dtype), x_pass), dim=-1)
