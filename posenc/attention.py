@@ -21,7 +21,7 @@ import torch
 
 from ._checks import check_int, check_real
 
-__all__ = ["attention", "causal_mask"]
+__all__ = ["KVCache", "attention", "causal_mask"]
 
 
 def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.Tensor:
@@ -133,3 +133,121 @@ def attention(
         scores = scores.masked_fill(~keep, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return torch.matmul(weights, v), weights
+
+
+class KVCache:
+    """Keys and values of past tokens, per layer, for incremental (prefill + decode) inference.
+
+    With RoPE the cache stores keys **after** rotation (each at its own position) and values
+    **as they are** (values are never rotated). A new query, rotated at its own position
+    ``t``, then scores against every cached key with the right relative offset ``t − n``,
+    and no cached entry is ever touched again.
+
+    Per layer the cache holds ``k: (..., L, d)`` and ``v: (..., L, d_v)`` where ``L`` is the
+    number of tokens seen so far. ``length(layer)`` is ``L``; ``positions(n, layer)`` gives
+    the positions ``L … L + n − 1`` of the next ``n`` tokens — read it *before* that layer's
+    :meth:`update` in the same step (every layer sees the same positions).
+
+    Args:
+        num_layers: number of layers, ``>= 1``.
+        max_length: optional capacity ``>= 1`` (e.g. ``max_position_embeddings``); an update
+            that would exceed it raises :class:`IndexError`.
+
+    Example:
+        >>> cache = KVCache()
+        >>> k_all, v_all = cache.update(0, torch.zeros(1, 3, 4), torch.zeros(1, 3, 2))
+        >>> cache.length(), cache.positions(1).tolist()
+        (3, [3])
+    """
+
+    def __init__(self, num_layers: int = 1, max_length: int | None = None) -> None:
+        self.num_layers = check_int("num_layers", num_layers, minimum=1)
+        self.max_length = None if max_length is None else check_int(
+            "max_length", max_length, minimum=1
+        )
+        self._k: list[torch.Tensor | None] = [None] * self.num_layers
+        self._v: list[torch.Tensor | None] = [None] * self.num_layers
+
+    def _layer(self, layer) -> int:
+        layer = check_int("layer", layer)
+        if not 0 <= layer < self.num_layers:
+            raise IndexError(f"layer must be in [0, {self.num_layers - 1}], got {layer}")
+        return layer
+
+    def length(self, layer: int = 0) -> int:
+        """Number of tokens cached for ``layer`` (the position of the next token)."""
+        k = self._k[self._layer(layer)]
+        return 0 if k is None else k.shape[-2]
+
+    def positions(self, n: int = 1, layer: int = 0) -> torch.Tensor:
+        """``(n,)`` int64 positions ``length … length + n − 1`` for the next ``n`` tokens."""
+        n = check_int("n", n, minimum=1)
+        start = self.length(layer)
+        return torch.arange(start, start + n)
+
+    def keys(self, layer: int = 0) -> torch.Tensor | None:
+        """Cached (rotated) keys ``(..., L, d)`` of ``layer``, or ``None`` if empty."""
+        return self._k[self._layer(layer)]
+
+    def values(self, layer: int = 0) -> torch.Tensor | None:
+        """Cached (raw) values ``(..., L, d_v)`` of ``layer``, or ``None`` if empty."""
+        return self._v[self._layer(layer)]
+
+    def update(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append ``n`` new tokens' keys and values to ``layer``; return all cached ones.
+
+        Args:
+            layer: layer index in ``[0, num_layers)``.
+            k: ``(..., n, d)`` keys, already rotated at positions ``positions(n, layer)``.
+            v: ``(..., n, d_v)`` values, not rotated.
+
+        Returns:
+            ``(k_all, v_all)``: ``(..., L + n, d)`` and ``(..., L + n, d_v)``.
+
+        Raises:
+            IndexError: ``layer`` out of range; ``max_length`` exceeded.
+            TypeError: ``k``/``v`` not floating tensors.
+            ValueError: ``k`` and ``v`` disagree on leading dims or ``n``; shapes or dtypes
+                differ from what this layer already holds.
+        """
+        layer = self._layer(layer)
+        for name, t in (("k", k), ("v", v)):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+            if not t.is_floating_point():
+                raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+            if t.ndim < 2:
+                raise ValueError(f"{name} must have shape (..., n, dim), got {tuple(t.shape)}")
+        if k.shape[:-1] != v.shape[:-1]:
+            raise ValueError(
+                f"k and v must agree on (..., n), got k {tuple(k.shape)} and v {tuple(v.shape)}"
+            )
+        old_k, old_v = self._k[layer], self._v[layer]
+        if old_k is not None:
+            for name, new, old in (("k", k, old_k), ("v", v, old_v)):
+                if new.shape[:-2] != old.shape[:-2] or new.shape[-1] != old.shape[-1]:
+                    raise ValueError(
+                        f"{name} of shape {tuple(new.shape)} does not extend the cached "
+                        f"{tuple(old.shape)} of layer {layer} (only the token axis may differ)"
+                    )
+                if new.dtype != old.dtype:
+                    raise ValueError(
+                        f"{name} has dtype {new.dtype}, the cache of layer {layer} holds "
+                        f"{old.dtype}"
+                    )
+        total = self.length(layer) + k.shape[-2]
+        if self.max_length is not None and total > self.max_length:
+            raise IndexError(
+                f"cache of layer {layer} would hold {total} tokens, max_length is "
+                f"{self.max_length}"
+            )
+        self._k[layer] = k if old_k is None else torch.cat((old_k, k), dim=-2)
+        self._v[layer] = v if old_v is None else torch.cat((old_v, v), dim=-2)
+        return self._k[layer], self._v[layer]
+
+    def reset(self) -> None:
+        """Empty every layer (start a new sequence)."""
+        self._k = [None] * self.num_layers
+        self._v = [None] * self.num_layers
