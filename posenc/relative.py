@@ -101,8 +101,7 @@ def clipped_relative_positions(
 
     Args:
         q_len, k_len, query_offset, device: as in :func:`relative_positions`.
-        max_relative_position: the clipping distance ``K``; an integer ``>= 0`` (the paper
-            finds ``K >= 2`` enough for translation; it uses ``K = 16`` in its base model).
+        max_relative_position: the clipping distance ``K``; an integer ``>= 0``.
 
     Returns:
         ``(q, k)`` int64 tensor with values in ``[−K, K]``; add ``K`` to index a table of
