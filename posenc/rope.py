@@ -402,7 +402,10 @@ def apply_rope_complex(
         Tensor shaped and typed like ``x``.
 
     Raises:
-        As :func:`apply_rope`.
+        ValueError: positions whose last dim is not ``s``; ``rotary_dim`` odd, larger than
+            ``d`` or disagreeing with ``inv_freq``; ``inv_freq`` given with ``base``;
+            unknown ``layout``.
+        TypeError: ``x`` not a floating tensor; non-integer positions.
 
     Source: Su et al., RoFormer, section 3.2 (eq. 12, the complex form); Meta's
     ``llama/model.py`` ``apply_rotary_emb``.
@@ -502,7 +505,8 @@ def rope_decay_bound(distances, inv_freq: torch.Tensor) -> torch.Tensor:
         Tensor of shape ``D``, float64.
 
     Raises:
-        TypeError/ValueError: bad distances or ``inv_freq`` (see :func:`rope_angles`).
+        TypeError: non-integer distances; ``inv_freq`` not a float32/float64 tensor.
+        ValueError: fractional distances; ``inv_freq`` not 1-D or not finite.
 
     Source: Su et al., RoFormer, section 3.4.3 and Figure 2.
     """
