@@ -407,7 +407,7 @@ def apply_rope_complex(
             unknown ``layout``.
         TypeError: ``x`` not a floating tensor; non-integer positions.
 
-    Source: Su et al., RoFormer, section 3.2 (eq. 12, the complex form); Meta's
+    Source: Su et al., RoFormer, section 3.2.1 (the 2-D case in complex form); Meta's
     ``llama/model.py`` ``apply_rotary_emb``.
     """
     x = _check_x(x)
