@@ -198,7 +198,8 @@ def linear(head_dim: int, factor: float, original_max_position_embeddings: int |
     Raises:
         ValueError: odd/too small dims, ``factor < 1``, ``L < 1``, ``base <= 0``, bad dtype.
 
-    Source: Chen et al. (2023), eq. (2) ``f'(x, m) = f(x, mL/L')``; matches ``transformers``'
+    Source: Chen et al. (2023), the interpolation ``f'(x, m) = f(x, mL/L')``; matches
+    ``transformers``'
     ``_compute_linear_scaling_rope_parameters``.
     """
     r = _rotary_dim(head_dim, rotary_dim)
@@ -552,8 +553,9 @@ def llama3(head_dim: int, factor: float, original_max_position_embeddings: int, 
         ValueError: ``factor < 1``, ``low_freq_factor <= 0``, ``high_freq_factor <=
             low_freq_factor``, odd dims, ``L < 1``, bad dtype.
 
-    Source: Meta's Llama 3.1 reference code (``apply_scaling``), described in Grattafiori
-    et al. (2024); matches ``transformers``' ``_compute_llama3_parameters``.
+    Source: the ``apply_scaling`` function of Meta's Llama 3.1 reference code (the models are
+    described by Grattafiori et al., 2024); matches ``transformers``'
+    ``_compute_llama3_parameters``.
     """
     r = _rotary_dim(head_dim, rotary_dim)
     factor = _factor(factor)

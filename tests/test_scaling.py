@@ -433,3 +433,27 @@ def test_bad_input_types():
         S.per_pair_scale([1.0], 2)
     with pytest.raises(TypeError, match="seq_len must be an integer"):
         S.dynamic_ntk(128, 2.0, 2048, seq_len=3000.5)
+
+
+def test_transformers_dynamic_module_keeps_the_longest_base():
+    """The chapter's KV-cache note: transformers' rotary module caches the base of the longest
+    sequence seen and resets only *below* L, so its base for a given length depends on
+    history; :func:`posenc.scaling.dynamic_ntk` is a pure function of the current length."""
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    cfg = LlamaConfig(hidden_size=512, num_attention_heads=4, head_dim=128,
+                      max_position_embeddings=2048,
+                      rope_parameters={"rope_type": "dynamic", "rope_theta": 1e4, "factor": 2.0})
+    module = LlamaRotaryEmbedding(cfg)
+    x = torch.zeros(1, 1, 128)
+
+    def module_inv_freq(n):
+        module(x, torch.arange(n)[None])
+        return module.inv_freq.clone()
+
+    ours = {n: S.dynamic_ntk(128, 2.0, 2048, seq_len=n)[0] for n in (2048, 3000, 4096)}
+    assert torch.allclose(module_inv_freq(4096), ours[4096], rtol=1e-5)
+    assert torch.allclose(module_inv_freq(3000), ours[4096], rtol=1e-5)  # not ours[3000]
+    assert torch.allclose(module_inv_freq(2048), ours[4096], rtol=1e-5)  # not the original
+    assert torch.allclose(module_inv_freq(2047), ours[2048], rtol=1e-5)  # reset below L
+    assert not torch.allclose(ours[3000], ours[4096], rtol=1e-3)
