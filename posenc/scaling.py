@@ -157,7 +157,9 @@ def dynamic_ntk_base(base: float, factor: float, original_max_position_embedding
         The base as a Python float.
 
     Raises:
-        ValueError/TypeError: bad ``base``, ``factor < 1``, ``L`` or ``seq_len < 1``, bad ``r``.
+        ValueError: ``base <= 0``, ``factor < 1``, ``L`` or ``seq_len < 1``, odd ``r`` or
+            ``r < 4``.
+        TypeError: ``L``, ``seq_len`` or ``rotary_dim`` not an integer.
 
     Source: emozilla (2023), "Dynamically Scaled RoPE"; matches ``transformers``'
     ``_compute_dynamic_ntk_parameters``.
@@ -341,7 +343,8 @@ def yarn_correction_range(rotary_dim: int, base: float, original_max_position_em
 
     Raises:
         ValueError: ``beta_fast <= beta_slow``, ``beta_slow <= 0``, ``base`` equal to 1,
-            bad ``r``/``L``. TypeError: ``truncate`` not a bool.
+            bad ``r``/``L``.
+        TypeError: ``truncate`` not a bool.
 
     Source: the YaRN authors' code (``find_correction_range``); matches ``transformers``.
     """
