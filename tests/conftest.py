@@ -1,16 +1,43 @@
-"""Shared fixtures: the project root, the notebooks, and one book build per test session."""
+"""Shared fixtures and hooks: the project root, the notebooks, one book build per session,
+the figures nbval's run produced (for test_figures.py) and a short site-check summary."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
+
+#: Outputs of every notebook code cell that nbval executed in this session, keyed by the
+#: notebook's path and then the code cell's index (0-based, code cells only). nbval runs the
+#: notebooks in a fresh kernel anyway, so test_figures.py compares *those* figures with the
+#: committed ones instead of executing every notebook a second time.
+EXECUTED: dict[Path, dict[int, list]] = {}
+
+#: The first code cell of every chapter (CONTRIBUTING.md): on Colab, which opens a notebook
+#: straight from GitHub, it installs posenc; where posenc is installed it does nothing.
+INSTALL_CELL = """\
+# Colab (or any fresh environment): install posenc from the book's repository if missing.
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("posenc") is None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet",
+         "git+https://github.com/posenc/positional-encoding-executed"],
+        check=True,
+    )
+    importlib.invalidate_caches()"""
+
+#: Numbers the site checks report at the end of the run (pages, images, timings).
+SITE_REPORT: dict[str, object] = {}
 
 
 def notebooks() -> list[Path]:
@@ -30,6 +57,7 @@ def book_build(tmp_path_factory):
     """
     jb = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
     out = tmp_path_factory.mktemp("book")
+    start = time.perf_counter()
     proc = subprocess.run(
         [jb, "build", str(ROOT), "--path-output", str(out), "-n", "-W", "--keep-going"],
         capture_output=True,
@@ -37,4 +65,42 @@ def book_build(tmp_path_factory):
         cwd=ROOT,
         timeout=900,
     )
+    SITE_REPORT["book build seconds"] = round(time.perf_counter() - start, 1)
     return proc.returncode, proc.stdout + proc.stderr, out / "_build" / "html"
+
+
+class _NotebookOutputRecorder:
+    """Keeps the outputs of each notebook cell nbval runs (passing or not) in EXECUTED.
+
+    Registered as a plugin (not a conftest hook) because conftest hooks only see items
+    under tests/, and the notebooks live in book/.
+    """
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        yield
+        outputs = getattr(item, "test_outputs", None)
+        cell_num = getattr(item, "cell_num", None)
+        if outputs is not None and cell_num is not None and item.path.suffix == ".ipynb":
+            EXECUTED.setdefault(item.path.resolve(), {})[cell_num] = list(outputs)
+
+
+def pytest_configure(config):
+    if not config.pluginmanager.has_plugin("posenc-notebook-outputs"):
+        config.pluginmanager.register(_NotebookOutputRecorder(), "posenc-notebook-outputs")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Run the figure checks after the notebooks, so they can reuse nbval's execution."""
+    figures = [i for i in items if i.path.name == "test_figures.py"]
+    if figures:
+        rest = [i for i in items if i.path.name != "test_figures.py"]
+        items[:] = rest + figures
+
+
+def pytest_terminal_summary(terminalreporter):
+    if SITE_REPORT:
+        terminalreporter.section("site checks")
+        for key, value in SITE_REPORT.items():
+            terminalreporter.write_line(f"{key}: {value}")

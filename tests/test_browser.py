@@ -1,0 +1,439 @@
+"""The built site, opened in a real browser: headless Chromium driven by Playwright.
+
+The session's book build (the ``book_build`` fixture) is served on 127.0.0.1 by a
+thread-based ``http.server`` and every HTML page is loaded once. The crawl records, per page:
+the HTTP status, uncaught page errors, console errors, failed requests and every request to
+a host other than localhost (those are blocked, and reported); the math containers MathJax
+rendered, TeX errors, and any raw ``$$``/``\\(``/``\\[`` left in the text; every ``<img>``
+and whether it loaded; every link and every element id. The tests below then check one
+property each on that shared record, so a failure names the page and the problem.
+
+The browser is Debian's ``chromium`` (``.ci/run`` installs it with apt); Playwright's own
+browser download is never used. Where no browser can be found the tests fail with a clear
+message when ``CI=true`` and are skipped with that message elsewhere.
+
+Static checks of the same build that need no browser (launch/download buttons, favicon,
+one API page per ``posenc`` module) sit at the end of this file.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from conftest import BOOK, INSTALL_CELL, ROOT, SITE_REPORT, notebooks
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+PAGE_TIMEOUT_MS = 30_000
+#: The search term the site must find; the RoPE chapter(s) must be among the hits.
+SEARCH_TERM = "RoPE"
+RAW_TEX = ("$$", "\\(", "\\[")
+
+
+def find_chromium() -> str | None:
+    """Debian's Chromium (``apt-get install chromium``) or another Chromium on PATH."""
+    if Path("/usr/bin/chromium").is_file():
+        return "/usr/bin/chromium"
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def no_browser(reason: str):
+    message = f"browser check not run: {reason}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + " (CI=true: the browser check is required)", pytrace=False)
+    pytest.skip(message)
+
+
+# --------------------------------------------------------------------------- serving ----
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(book_build):
+    """``(base_url, html_dir)`` of the session build, served on 127.0.0.1."""
+    _, _, html = book_build
+    if not (html / "index.html").is_file():
+        pytest.fail(f"no built site at {html}: see test_book_build.py", pytrace=False)
+    handler = functools.partial(_QuietHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", html
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = find_chromium()
+    if executable is None:
+        no_browser("no Chromium found (install Debian's `chromium` with apt)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        no_browser("Playwright for Python is not installed (pip install -r requirements.txt)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+# ----------------------------------------------------------------------------- crawl ----
+
+@dataclass
+class PageRecord:
+    path: str
+    status: int | None = None
+    problems: dict[str, list[str]] = field(default_factory=dict)
+    math: int = 0
+    math_rendered: int = 0
+    images: list[tuple[str, bool]] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+
+    def add(self, kind: str, message: str) -> None:
+        self.problems.setdefault(kind, []).append(message)
+
+
+# Runs in the page once it has loaded: waits for MathJax and the fonts, forces lazy images
+# to load, then reports what the checks need.
+_INSPECT = r"""
+async (rawTex) => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await document.fonts.ready;
+  const imgs = Array.from(document.images);
+  await Promise.all(imgs.map(async (img) => {
+    if (!img.complete || img.naturalWidth === 0) {
+      img.loading = "eager";
+      try { await img.decode(); } catch (e) { /* reported below as not loaded */ }
+    }
+  }));
+  const maths = Array.from(document.querySelectorAll(".math"));
+  const text = document.body.cloneNode(true);
+  text.querySelectorAll("pre, code, script, style, textarea, mjx-container, .highlight")
+      .forEach((n) => n.remove());
+  const plain = text.textContent;
+  const raw = [];
+  for (const token of rawTex) {
+    let at = plain.indexOf(token);
+    if (at >= 0) raw.push(plain.slice(Math.max(0, at - 40), at + 40).replace(/\s+/g, " "));
+  }
+  return {
+    math: maths.length,
+    mathRendered: maths.filter((m) => m.querySelector("mjx-container")).length,
+    texErrors: Array.from(document.querySelectorAll("mjx-merror"))
+        .map((e) => e.getAttribute("data-mjx-error") || e.textContent),
+    raw: raw,
+    images: imgs.map((i) => [i.currentSrc || i.src, i.complete && i.naturalWidth > 0]),
+    links: Array.from(document.querySelectorAll("a[href]")).map((a) => a.href),
+    ids: Array.from(document.querySelectorAll("[id], a[name]"))
+        .map((e) => e.id || e.getAttribute("name")),
+  };
+}
+"""
+
+
+def site_pages(html: Path) -> list[str]:
+    """Every page of the site, as paths relative to the HTML root (templates excluded)."""
+    return sorted(
+        p.relative_to(html).as_posix()
+        for p in html.rglob("*.html")
+        if not p.relative_to(html).parts[0].startswith("_static")
+    )
+
+
+def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    current: list[PageRecord] = []
+
+    def record(kind: str, message: str) -> None:
+        if current:
+            current[-1].add(kind, message)
+
+    def route(r):
+        url = urlsplit(r.request.url)
+        if url.scheme in ("http", "https", "ws", "wss") and url.hostname not in LOCAL_HOSTS:
+            record("third-party request", r.request.url)
+            r.abort("blockedbyclient")
+        else:
+            r.continue_()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("pageerror", lambda err: record("uncaught error", str(err)))
+    page.on("console", lambda msg: msg.type == "error" and record("console error", msg.text))
+    aborted: dict[str, PageRecord] = {}
+
+    def failed(req) -> None:
+        if urlsplit(req.url).hostname not in LOCAL_HOSTS:
+            return  # blocked above, already reported
+        if req.failure == "net::ERR_ABORTED" and current:
+            aborted[req.url] = current[-1]  # cut off by the next navigation: re-fetched below
+        else:
+            record("failed request", f"{req.url} ({req.failure})")
+
+    page.on("requestfailed", failed)
+    page.on(
+        "response",
+        lambda resp: resp.status >= 400 and record("HTTP error", f"{resp.status} {resp.url}"),
+    )
+
+    records: dict[str, PageRecord] = {}
+    for path in site_pages(html):
+        rec = PageRecord(path)
+        records[path] = rec
+        current.append(rec)
+        response = page.goto(base + path, wait_until="load")
+        rec.status = response.status if response else None
+        if path == "index.html":  # a meta-refresh to the root page
+            page.wait_for_url(re.compile(r".*/book/intro\.html$"))
+            page.wait_for_load_state("load")
+        info = page.evaluate(_INSPECT, list(RAW_TEX))
+        rec.math, rec.math_rendered = info["math"], info["mathRendered"]
+        for err in info["texErrors"]:
+            rec.add("TeX error", err)
+        for snippet in info["raw"]:
+            rec.add("raw TeX", snippet)
+        rec.images = [(src, ok) for src, ok in info["images"]]
+        rec.links = info["links"]
+        rec.ids = {i for i in info["ids"] if i}
+        page.goto("about:blank")
+        current.pop()
+    # A request still in flight when the crawl moves on (typically the favicon, which
+    # Chromium fetches after "load") is aborted by the navigation, not by the site: fetch
+    # each such URL once more and require it to be served.
+    for url, rec in aborted.items():
+        status = context.request.get(url).status
+        if status != 200:
+            rec.add("failed request", f"{url} (aborted, then HTTP {status})")
+    context.close()
+    return records
+
+
+@pytest.fixture(scope="module")
+def crawl(site, browser):
+    base, html = site
+    start = time.perf_counter()
+    records = _crawl(browser, base, html)
+    SITE_REPORT["browser: pages"] = len(records)
+    SITE_REPORT["browser: crawl seconds"] = round(time.perf_counter() - start, 1)
+    SITE_REPORT["browser: images"] = sum(len(r.images) for r in records.values())
+    SITE_REPORT["browser: math rendered"] = sum(r.math_rendered for r in records.values())
+    return records
+
+
+def _failures(records: dict[str, PageRecord], kinds: tuple[str, ...]) -> str:
+    lines = []
+    for path, rec in records.items():
+        for kind in kinds:
+            for message in rec.problems.get(kind, []):
+                lines.append(f"{path}: {kind}: {message}")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- tests ----
+
+def test_every_page_loads_with_http_200(crawl, site):
+    _, html = site
+    assert len(crawl) >= 4, f"suspiciously few pages: {sorted(crawl)}"
+    bad = {path: rec.status for path, rec in crawl.items() if rec.status != 200}
+    assert not bad, f"pages not served with HTTP 200: {bad}"
+    for nb in notebooks():
+        assert f"book/{nb.stem}.html" in crawl, f"{nb.name} has no page"
+
+
+def test_no_page_errors_and_no_failed_requests(crawl):
+    problems = _failures(
+        crawl, ("uncaught error", "console error", "failed request", "HTTP error")
+    )
+    assert not problems, "the browser reported:\n" + problems
+
+
+def test_no_request_leaves_localhost(crawl):
+    problems = _failures(crawl, ("third-party request",))
+    assert not problems, "requests to third-party hosts (blocked):\n" + problems
+
+
+def test_math_is_rendered_by_local_mathjax(crawl):
+    problems = _failures(crawl, ("TeX error", "raw TeX"))
+    unrendered = {
+        path: f"{rec.math_rendered}/{rec.math}"
+        for path, rec in crawl.items()
+        if rec.math_rendered != rec.math
+    }
+    assert not unrendered, f"math containers MathJax did not render (rendered/total): {unrendered}"
+    assert not problems, "TeX problems:\n" + problems
+    assert sum(rec.math for rec in crawl.values()) > 0, "no math on any page"
+    assert crawl["book/notation.html"].math_rendered > 0
+
+
+def test_every_image_loads(crawl):
+    broken = [f"{path}: {src}" for path, rec in crawl.items() for src, ok in rec.images if not ok]
+    assert not broken, "images that did not load (naturalWidth == 0):\n" + "\n".join(broken)
+    for nb in notebooks():
+        rec = crawl.get(f"book/{nb.stem}.html")
+        assert rec is not None, f"{nb.name} has no page"
+        figures = [src for src, _ in rec.images if "/_images/" in src]
+        assert figures, f"{nb.name}: no figure on its page"
+
+
+def test_every_internal_link_and_anchor_resolves(crawl, site):
+    base, html = site
+    bad = []
+    checked = 0
+    for path, rec in crawl.items():
+        for href in rec.links:
+            if not href.startswith(base):
+                continue  # external (not fetched: no network) or javascript:/mailto:
+            url = urlsplit(href)
+            target = unquote(url.path[len(urlsplit(base).path):]) or "index.html"
+            if target.endswith("/"):
+                target += "index.html"
+            checked += 1
+            if not (html / target).is_file():
+                bad.append(f"{path}: {href} -> missing file {target}")
+            elif url.fragment and target in crawl:
+                anchor = unquote(url.fragment)
+                if anchor not in crawl[target].ids:
+                    bad.append(f"{path}: {href} -> no element id={anchor!r} on {target}")
+    SITE_REPORT["browser: internal links"] = checked
+    assert checked > 0
+    assert not bad, "broken internal links:\n" + "\n".join(bad)
+
+
+def test_search_finds_rope(site, browser):
+    base, _ = site
+    page = browser.new_page()
+    try:
+        page.goto(f"{base}search.html?q={SEARCH_TERM}", wait_until="load")
+        page.wait_for_function(
+            "() => /Search finished|did not match/.test("
+            "(document.querySelector('#search-results .search-summary') || {}).innerText || '')"
+        )
+        hits = page.eval_on_selector_all(
+            "#search-results ul.search li a", "as => as.map((a) => a.href)"
+        )
+    finally:
+        page.close()
+    assert hits, f"searching the site for {SEARCH_TERM!r} found nothing"
+    for nb in notebooks():
+        if "rope" in nb.stem:
+            assert any(f"book/{nb.stem}.html" in h for h in hits), (
+                f"search for {SEARCH_TERM!r} does not list {nb.name}: {hits}"
+            )
+
+
+def test_chapter_screenshot(site, browser, tmp_path):
+    base, _ = site
+    chapters = notebooks()
+    path = f"book/{chapters[0].stem}.html" if chapters else "book/intro.html"
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(base + path, wait_until="load")
+        page.evaluate("async () => { if (window.MathJax) await MathJax.startup.promise; }")
+        shot = tmp_path / "chapter.png"
+        page.screenshot(path=str(shot), full_page=False)
+    finally:
+        page.close()
+    assert shot.stat().st_size > 10_000, "screenshot is (nearly) empty"
+    SITE_REPORT["browser: screenshot"] = str(shot)
+
+
+# -------------------------------------------------- static checks of the same build ----
+
+def test_chapters_have_download_repository_and_launch_buttons(book_build):
+    _, _, html = book_build
+    repo = "https://github.com/posenc/positional-encoding-executed"
+    for nb in notebooks():
+        text = (html / "book" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        assert f"_sources/book/{nb.name}" in text, f"{nb.name}: no .ipynb download link"
+        assert (html / "_sources" / "book" / nb.name).is_file()
+        assert f'href="{repo}"' in text, f"{nb.name}: no repository button"
+        binder = "https://mybinder.org/v2/gh/posenc/positional-encoding-executed/main?urlpath="
+        assert binder in text and f"book/{nb.name}" in text, f"{nb.name}: no Binder button"
+        colab = (
+            "https://colab.research.google.com/github/posenc/positional-encoding-executed"
+            f"/blob/main/book/{nb.name}"
+        )
+        assert colab in text, f"{nb.name}: no Colab button"
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=[p.name for p in notebooks()])
+def test_first_cell_installs_posenc_where_missing(path):
+    """The launch buttons open the bare notebook; its first cell must bring posenc along."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    assert "".join(first["source"]) == INSTALL_CELL, (
+        f"{path.name}: the first code cell must be the install cell from CONTRIBUTING.md:\n"
+        + INSTALL_CELL
+    )
+    assert "hide-input" in first.get("metadata", {}).get("tags", []), (
+        f"{path.name}: tag the install cell 'hide-input'"
+    )
+    assert first["outputs"] == [], f"{path.name}: the install cell printed something"
+
+
+def test_favicon_and_no_cdn_in_any_page(book_build):
+    _, _, html = book_build
+    assert (html / "_static" / "favicon.svg").is_file()
+    assert (html / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
+    for page in html.rglob("*.html"):
+        rel = page.relative_to(html)
+        if rel.parts[0] == "_static" or rel.as_posix() == "index.html":  # templates; redirect
+            continue
+        text = page.read_text(encoding="utf-8")
+        assert 'rel="icon"' in text, f"{rel}: no favicon link"
+        for src in re.findall(r'<(?:script|link|img)\b[^>]*?(?:src|href)="([^"]+)"', text):
+            assert not re.match(r"(https?:)?//", src), (
+                f"{rel} loads {src} from another host"
+            )
+
+
+def test_every_posenc_module_has_an_api_page():
+    public = sorted(
+        p.stem for p in (ROOT / "posenc").glob("*.py") if not p.stem.startswith("_")
+    )
+    missing = [m for m in public if not (BOOK / "api" / f"{m}.md").is_file()]
+    assert not missing, (
+        "add an API page per module, e.g. book/api/<module>.md:\n"
+        "# `posenc.<module>`\n\n```{eval-rst}\n.. automodule:: posenc.<module>\n```\n"
+        f"missing: {missing}"
+    )
+    stale = [p.name for p in (BOOK / "api").glob("*.md") if p.stem not in public]
+    assert not stale, f"API pages for modules that do not exist: {stale}"
