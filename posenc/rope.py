@@ -288,23 +288,62 @@ def apply_rope(
         cos, sin = rope_cos_sin(pos, inv_freq, layout=layout, dtype=inv_freq.dtype)
     if r > d:
         raise ValueError(f"rotary_dim must be <= head_dim ({d}), got {r}")
-    x_rot, x_pass = x[..., :r], x[..., r:]
-    work = torch.promote_types(x.dtype, cos.dtype)
-    xr = x_rot.to(work)
-    turn = rotate_half(xr) if layout == "half" else rotate_every_two(xr)
+    x_rot = x[..., :r]
     try:
-        out = xr * cos.to(work) + turn * sin.to(work)
+        shape = torch.broadcast_shapes(x_rot.shape, cos.shape)
     except RuntimeError as err:
         raise ValueError(
             f"cos/sin of shape {tuple(cos.shape)} do not broadcast against x[..., :{r}] of "
             f"shape {tuple(x_rot.shape)}"
         ) from err
-    if out.shape != x_rot.shape:
+    if shape != x_rot.shape:
         raise ValueError(
             f"cos/sin of shape {tuple(cos.shape)} change the shape of x[..., :{r}] "
-            f"{tuple(x_rot.shape)} to {tuple(out.shape)}"
+            f"{tuple(x_rot.shape)} to {tuple(shape)}"
         )
-    return torch.cat((out.to(x.dtype), x_pass), dim=-1)
+    work = torch.promote_types(x.dtype, cos.dtype)
+    out = _rotate(x_rot.to(work), cos.to(work), sin.to(work), layout, paired=not have_tables)
+    out = out.to(x.dtype)
+    return out if r == d else torch.cat((out, x[..., r:]), dim=-1)
+
+
+def _complex_view_ok(x: torch.Tensor) -> bool:
+    """Whether ``view_as_complex`` can see the channel pairs ``(2i, 2i+1)`` of ``x``."""
+    return (
+        x.dtype in (torch.float32, torch.float64)
+        and x.stride(-1) == 1
+        and x.storage_offset() % 2 == 0
+        and all(st % 2 == 0 for st in x.stride()[:-1])
+    )
+
+
+def _rotate(x, cos, sin, layout: str, *, paired: bool) -> torch.Tensor:
+    """``x·cos + turn(x)·sin`` (``turn`` = :func:`rotate_half`/:func:`rotate_every_two`).
+
+    All of ``x``, ``cos``, ``sin`` share one dtype and ``cos``/``sin`` broadcast to ``x``.
+    Bit for bit the same result as that formula — the same products and sums in the same
+    precision (no fused multiply–add) — but without materialising ``turn(x)`` and both
+    products: a fresh output ``x·cos``, then each half of the pairs gets its sine term added
+    in place. Interleaved pairs whose two cos (and two sin) entries agree — always true for
+    :func:`rope_cos_sin` tables (``paired=True``), checked otherwise — go through a single
+    complex multiplication ``z · (cos + i sin)``, which rounds exactly like the real formula.
+    """
+    if layout == "interleaved":
+        if _complex_view_ok(x) and (paired or (
+            torch.equal(cos[..., 0::2], cos[..., 1::2])
+            and torch.equal(sin[..., 0::2], sin[..., 1::2])
+        )):
+            rot = torch.complex(cos[..., 0::2], sin[..., 0::2])
+            z = torch.view_as_complex(x.unflatten(-1, (x.shape[-1] // 2, 2)))
+            return torch.view_as_real(z * rot).flatten(-2)
+        a, b = slice(0, None, 2), slice(1, None, 2)
+    else:
+        h = x.shape[-1] // 2
+        a, b = slice(0, h), slice(h, None)
+    out = x * cos
+    out[..., a].sub_(x[..., b] * sin[..., a])
+    out[..., b].add_(x[..., a] * sin[..., b])
+    return out
 
 
 def _resolve_inv_freq(x, inv_freq, base, rotary_dim) -> torch.Tensor:
