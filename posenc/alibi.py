@@ -155,12 +155,15 @@ def alibi_bias(
     m = m.to(device)[:, None, None]
     rel = relative_positions(q_len, k_len, device=device)  # j − pos_i, int64
     if form == "row":
-        j = torch.arange(k_len, device=device)[None, :].expand(q_len, k_len)
-        bias = m * j.to(torch.float64)
+        dist = torch.arange(k_len, device=device, dtype=torch.float64).expand(q_len, k_len)
     elif causal:
-        bias = m * rel.to(torch.float64)  # −m·(pos_i − j)
+        dist = rel.to(torch.float64)  # −(pos_i − j)
     else:
-        bias = m * (-rel.abs()).to(torch.float64)
+        dist = (-rel.abs()).to(torch.float64)
+    # Each product is computed in float64 and rounded once into the (h, q, k) result, which
+    # is written in place: no (h, q, k) float64 temporary (4 GiB at 32 heads × 4096²).
+    bias = torch.empty((num_heads, q_len, k_len), dtype=dtype, device=device)
+    torch.mul(m, dist, out=bias)
     if causal:
-        bias = bias.masked_fill(rel > 0, float("-inf"))
-    return bias.to(dtype)
+        bias.masked_fill_(rel > 0, float("-inf"))
+    return bias
