@@ -373,6 +373,18 @@ class RelativePositionBias(nn.Module):
         Raises:
             ValueError: as :func:`relative_positions`.
         """
-        return self.weight[self.buckets(q_len, k_len, query_offset=query_offset)].permute(
-            2, 0, 1
+        q_len = check_int("q_len", q_len, minimum=0)
+        k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+        offset = _query_offset(q_len, k_len, query_offset)
+        if q_len == 0 or k_len == 0:
+            return self.weight[self.buckets(q_len, k_len, query_offset=offset)].permute(2, 0, 1)
+        # The bias depends on j − pos_i only, so look up the q + k − 1 distinct relative
+        # positions (smallest first) once and lay them out as a Toeplitz matrix: with the
+        # lookups reversed, row i of head h is the window rev[h, i : i + k] read backwards.
+        # One contiguous (h, q, k) copy; no (q, k) index tensors, no (q, k, h) gather.
+        rel = torch.arange(-(offset + q_len - 1), k_len - offset, device=self.weight.device)
+        buckets = relative_position_bucket(
+            rel, self.bidirectional, self.num_buckets, self.max_distance
         )
+        rev = self.weight[buckets].flip(0).T.contiguous()  # (h, q + k − 1)
+        return rev.unfold(-1, k_len, 1).flip(-1)
