@@ -3,10 +3,11 @@
 The session's book build (the ``book_build`` fixture) is served on 127.0.0.1 by a
 thread-based ``http.server`` and every HTML page is loaded once. The crawl records, per page:
 the HTTP status, uncaught page errors, console errors, failed requests and every request to
-a host other than localhost (those are blocked, and reported); the math containers MathJax
-rendered, TeX errors, and any raw ``$$``/``\\(``/``\\[`` left in the text; every ``<img>``
-and whether it loaded; every link and every element id. The tests below then check one
-property each on that shared record, so a failure names the page and the problem.
+a host other than localhost (Chromium is told that no other host resolves); the math
+containers MathJax rendered, TeX errors, and any raw ``$$``/``\\(``/``\\[`` left in the
+text; every ``<img>`` and whether it loaded; every link and every element id. The tests
+below then check one property each on that shared record, so a failure names the page and
+the problem.
 
 The browser is Debian's ``chromium`` (``.ci/run`` installs it with apt); Playwright's own
 browser download is never used. Where no browser can be found the tests fail with a clear
@@ -18,6 +19,7 @@ one API page per ``posenc`` module) sit at the end of this file.
 
 from __future__ import annotations
 
+import ast
 import functools
 import http.server
 import json
@@ -40,6 +42,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    # Every host but localhost is unresolvable, so a third-party request fails at once even
+    # where there is network; the crawl records each one (test_no_request_leaves_localhost).
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 PAGE_TIMEOUT_MS = 30_000
@@ -180,31 +185,36 @@ def site_pages(html: Path) -> list[str]:
 def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(PAGE_TIMEOUT_MS)
-    current: list[PageRecord] = []
+    records: dict[str, PageRecord] = {}
+    root = urlsplit(base).path
+
+    def owner() -> PageRecord | None:
+        # Playwright delivers events in the order the browser sent them, so page.url is the
+        # page that was showing when the event happened (not the one the crawl is now on).
+        url = urlsplit(page.url)
+        return records.get(unquote(url.path[len(root):]) or "index.html")
 
     def record(kind: str, message: str) -> None:
-        if current:
-            current[-1].add(kind, message)
+        rec = owner()
+        if rec is not None:
+            rec.add(kind, message)
 
-    def route(r):
-        url = urlsplit(r.request.url)
+    def third_party(req) -> None:
+        url = urlsplit(req.url)
         if url.scheme in ("http", "https", "ws", "wss") and url.hostname not in LOCAL_HOSTS:
-            record("third-party request", r.request.url)
-            r.abort("blockedbyclient")
-        else:
-            r.continue_()
+            record("third-party request", req.url)
 
-    context.route("**/*", route)
     page = context.new_page()
+    page.on("request", third_party)
     page.on("pageerror", lambda err: record("uncaught error", str(err)))
     page.on("console", lambda msg: msg.type == "error" and record("console error", msg.text))
     aborted: dict[str, PageRecord] = {}
 
     def failed(req) -> None:
         if urlsplit(req.url).hostname not in LOCAL_HOSTS:
-            return  # blocked above, already reported
-        if req.failure == "net::ERR_ABORTED" and current:
-            aborted[req.url] = current[-1]  # cut off by the next navigation: re-fetched below
+            return  # unresolvable by design, reported as a third-party request
+        if req.failure == "net::ERR_ABORTED" and owner() is not None:
+            aborted[req.url] = owner()  # cut off by the next navigation: re-fetched below
         else:
             record("failed request", f"{req.url} ({req.failure})")
 
@@ -214,11 +224,8 @@ def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
         lambda resp: resp.status >= 400 and record("HTTP error", f"{resp.status} {resp.url}"),
     )
 
-    records: dict[str, PageRecord] = {}
     for path in site_pages(html):
-        rec = PageRecord(path)
-        records[path] = rec
-        current.append(rec)
+        rec = records[path] = PageRecord(path)
         response = page.goto(base + path, wait_until="load")
         rec.status = response.status if response else None
         if path == "index.html":  # a meta-refresh to the root page
@@ -233,8 +240,7 @@ def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
         rec.images = [(src, ok) for src, ok in info["images"]]
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
-        page.goto("about:blank")
-        current.pop()
+    page.goto("about:blank")  # deliver the last page's remaining events
     # A request still in flight when the crawl moves on (typically the favicon, which
     # Chromium fetches after "load") is aborted by the navigation, not by the site: fetch
     # each such URL once more and require it to be served.
@@ -313,25 +319,31 @@ def test_every_image_loads(crawl):
         assert figures, f"{nb.name}: no figure on its page"
 
 
-def test_every_internal_link_and_anchor_resolves(crawl, site):
-    base, html = site
-    bad = []
-    checked = 0
-    for path, rec in crawl.items():
+def broken_links(records: dict[str, PageRecord], base: str, html: Path) -> tuple[int, list]:
+    """``(links checked, problems)`` for every link into the site from every crawled page."""
+    bad, checked = [], 0
+    root = urlsplit(base).path
+    for path, rec in records.items():
         for href in rec.links:
             if not href.startswith(base):
                 continue  # external (not fetched: no network) or javascript:/mailto:
             url = urlsplit(href)
-            target = unquote(url.path[len(urlsplit(base).path):]) or "index.html"
+            target = unquote(url.path[len(root):]) or "index.html"
             if target.endswith("/"):
                 target += "index.html"
             checked += 1
             if not (html / target).is_file():
                 bad.append(f"{path}: {href} -> missing file {target}")
-            elif url.fragment and target in crawl:
+            elif url.fragment and target in records:
                 anchor = unquote(url.fragment)
-                if anchor not in crawl[target].ids:
+                if anchor not in records[target].ids:
                     bad.append(f"{path}: {href} -> no element id={anchor!r} on {target}")
+    return checked, bad
+
+
+def test_every_internal_link_and_anchor_resolves(crawl, site):
+    base, html = site
+    checked, bad = broken_links(crawl, base, html)
     SITE_REPORT["browser: internal links"] = checked
     assert checked > 0
     assert not bad, "broken internal links:\n" + "\n".join(bad)
@@ -375,6 +387,40 @@ def test_chapter_screenshot(site, browser, tmp_path):
     SITE_REPORT["browser: screenshot"] = str(shot)
 
 
+BROKEN_PAGE = r"""<!DOCTYPE html><html><head><title>broken</title>
+<script src="https://cdn.example.org/lib.js"></script></head>
+<body><p>Raw $$x^2$$ and \(y\) left for a reader.</p>
+<span class="math">\(z\)</span>
+<img src="missing.png" alt="gone">
+<a href="target.html#here">ok</a> <a href="target.html#nowhere">bad anchor</a>
+<a href="gone.html">bad file</a>
+<script>throw new Error("boom");</script></body></html>"""
+
+
+def test_the_crawl_catches_broken_pages(browser, tmp_path):
+    """The checker itself: a page with every fault the crawl looks for is reported."""
+    (tmp_path / "broken.html").write_text(BROKEN_PAGE, encoding="utf-8")
+    (tmp_path / "target.html").write_text('<p id="here">target</p>', encoding="utf-8")
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        records = _crawl(browser, base, tmp_path)
+    finally:
+        server.shutdown()
+        server.server_close()
+    rec = records["broken.html"]
+    assert {"uncaught error", "third-party request", "raw TeX", "HTTP error"} <= set(rec.problems)
+    assert any("cdn.example.org" in m for m in rec.problems["third-party request"])
+    assert rec.math == 1 and rec.math_rendered == 0
+    assert [ok for _, ok in rec.images] == [False]
+    _, bad = broken_links(records, base, tmp_path)
+    assert len(bad) == 2 and any("nowhere" in b for b in bad) and any("gone.html" in b for b in bad)
+    assert not records["target.html"].problems
+
+
 # -------------------------------------------------- static checks of the same build ----
 
 def test_chapters_have_download_repository_and_launch_buttons(book_build):
@@ -409,9 +455,36 @@ def test_first_cell_installs_posenc_where_missing(path):
     assert first["outputs"] == [], f"{path.name}: the install cell printed something"
 
 
+#: Book helpers (printing, figure style) are not what a chapter teaches; no link required.
+HELPER_MODULES = {"notebook", "plotting"}
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=[p.name for p in notebooks()])
+def test_chapter_links_the_api_of_what_it_imports(path):
+    """Every posenc function or class a chapter imports is linked to its API page."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    linked = set(re.findall(r"\{py:\w+\}`~?(posenc\.[\w.]+)`", prose))
+    imported = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.walk(ast.parse("".join(cell["source"]))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("posenc."):
+                if node.module.split(".")[1] not in HELPER_MODULES:
+                    imported += [f"{node.module}.{alias.name}" for alias in node.names]
+    missing = sorted(set(imported) - linked)
+    assert not missing, (
+        f"{path.name}: link each imported posenc object where the chapter first uses it, "
+        "e.g. {py:func}`~posenc.rope.apply_rope` or {py:class}`~posenc.learned."
+        f"LearnedPositionalEmbedding`; not linked: {missing}"
+    )
+
+
 def test_favicon_and_no_cdn_in_any_page(book_build):
     _, _, html = book_build
     assert (html / "_static" / "favicon.svg").is_file()
+    assert (html / "favicon.ico").is_file()
     assert (html / "_static" / "mathjax" / "tex-mml-chtml.js").is_file()
     for page in html.rglob("*.html"):
         rel = page.relative_to(html)
