@@ -505,7 +505,8 @@ def test_every_posenc_module_has_an_api_page():
     missing = [m for m in public if not (BOOK / "api" / f"{m}.md").is_file()]
     assert not missing, (
         "add an API page per module, e.g. book/api/<module>.md:\n"
-        "# `posenc.<module>`\n\n```{eval-rst}\n.. automodule:: posenc.<module>\n```\n"
+        "# `posenc.<module>`: <what it holds>\n\n"
+        "```{eval-rst}\n.. automodule:: posenc.<module>\n```\n"
         f"missing: {missing}"
     )
     stale = [p.name for p in (BOOK / "api").glob("*.md") if p.stem not in public]
