@@ -14,7 +14,7 @@ import torch
 
 from .plotting import use_style
 
-__all__ = ["fmt", "fmt_matrix", "setup"]
+__all__ = ["fmt", "fmt_diff", "fmt_matrix", "setup"]
 
 
 def setup(seed: int = 0, *, threads: int = 1, precision: int = 4) -> None:
@@ -60,3 +60,34 @@ def fmt_matrix(values, decimals: int = 3) -> str:
     width = max((len(c) for row in cells for c in row), default=0)
     lines = ["[" + ", ".join(c.rjust(width) for c in row) + "]" for row in cells]
     return "[" + ("\n ".join(lines)) + "]"
+
+
+def fmt_diff(value, floor: float = 1e-12) -> str:
+    """Format a non-negative error such as ``max |a − b|`` so that re-runs print the same text.
+
+    Differences at the level of floating-point rounding (below ``floor``) depend on the CPU's
+    vector instructions and summation order, so they are printed as ``"< 1e-12"`` rather than
+    as a digit string that another machine would not reproduce. Larger values are printed
+    with three significant digits (``"0.0421"``, ``"3.16e-05"``); exact zero prints ``"0"``.
+
+    Args:
+        value: a non-negative number (float, numpy or 0-d tensor).
+        floor: the rounding level for the computation at hand: about ``1e-12`` for float64
+            results of moderate size, ``1e-5`` for float32.
+
+    Raises:
+        ValueError: ``value`` negative or NaN, or ``floor <= 0``.
+
+    >>> fmt_diff(3.3e-16), fmt_diff(0.0), fmt_diff(0.04213)
+    ('< 1e-12', '0', '0.0421')
+    """
+    x = float(value)
+    if not x >= 0.0:
+        raise ValueError(f"value must be a non-negative number, got {x}")
+    if not floor > 0.0:
+        raise ValueError(f"floor must be > 0, got {floor}")
+    if x == 0.0:
+        return "0"
+    if x < floor:
+        return f"< {floor:.0e}"
+    return f"{x:.3g}"
