@@ -160,10 +160,16 @@ def alibi_bias(
         dist = rel.to(torch.float64)  # −(pos_i − j)
     else:
         dist = (-rel.abs()).to(torch.float64)
-    # Each product is computed in float64 and rounded once into the (h, q, k) result, which
-    # is written in place: no (h, q, k) float64 temporary (4 GiB at 32 heads × 4096²).
+    # Each product is computed in float64 and rounded once into the (h, q, k) result. One
+    # head at a time through a (q, k) float64 buffer: a single float64 (h, q, k) product
+    # would be a 4 GiB temporary at 32 heads × 4096² (torch casts outputs via a temporary).
     bias = torch.empty((num_heads, q_len, k_len), dtype=dtype, device=device)
-    torch.mul(m, dist, out=bias)
+    if dtype == torch.float64:
+        torch.mul(m, dist, out=bias)
+    else:
+        buf = torch.empty((q_len, k_len), dtype=torch.float64, device=device)
+        for h in range(num_heads):
+            bias[h].copy_(torch.mul(dist, m[h], out=buf))
     if causal:
         bias.masked_fill_(rel > 0, float("-inf"))
     return bias
