@@ -4,12 +4,26 @@ One module per idea; torch tensors throughout (numpy/matplotlib only at the edge
 
 * :mod:`posenc.sinusoidal` — Vaswani et al. (2017) sinusoidal table and its shift map.
 * :mod:`posenc.learned` — a learned absolute table (BERT/GPT-2/ViT) with an explicit limit.
-* :mod:`posenc.attention` — readable scaled dot-product attention (output and weights).
+* :mod:`posenc.rope` — rotary embedding (RoFormer): frequencies, cos/sin tables, both layouts.
+* :mod:`posenc.scaling` — RoPE context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3),
+  every method returning ``(inv_freq, attention_factor)``; registry ``ROPE_SCALING``.
+* :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.
+* :mod:`posenc.alibi` — ALiBi slopes for any head count and the bias matrices.
+* :mod:`posenc.attention` — readable scaled dot-product attention and a KV cache.
 * :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure style.
+
+The most used names are re-exported here; method-specific names (``posenc.scaling.yarn``)
+stay in their module. ``posenc.attention`` is the module; its function is
+``posenc.attention.attention``.
 """
 
-from .attention import attention, causal_mask
+from . import alibi, attention, learned, relative, rope, scaling, sinusoidal
+from .alibi import alibi_bias, alibi_slopes
+from .attention import KVCache, causal_mask
 from .learned import LearnedPositionalEmbedding
+from .relative import RelativePositionBias, relative_position_bucket
+from .rope import apply_rope, rope_angles, rope_cos_sin, rope_inv_freq, rotation_matrix
+from .scaling import ROPE_SCALING
 from .sinusoidal import (
     concat_permutation,
     shift_matrix,
@@ -21,11 +35,28 @@ from .sinusoidal import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ROPE_SCALING",
+    "KVCache",
     "LearnedPositionalEmbedding",
+    "RelativePositionBias",
+    "alibi",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
     "attention",
     "causal_mask",
     "concat_permutation",
+    "learned",
+    "relative",
+    "relative_position_bucket",
+    "rope",
+    "rope_angles",
+    "rope_cos_sin",
+    "rope_inv_freq",
+    "rotation_matrix",
+    "scaling",
     "shift_matrix",
+    "sinusoidal",
     "sinusoidal_encoding",
     "sinusoidal_encoding_at",
     "sinusoidal_inv_freq",

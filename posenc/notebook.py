@@ -26,7 +26,7 @@ def setup(seed: int = 0, *, threads: int = 1, precision: int = 4) -> None:
         precision: digits printed for numpy arrays and torch tensors.
     """
     random.seed(seed)
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 -- seeds the global RNG that notebook code may use
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     np.set_printoptions(precision=precision, suppress=True, floatmode="fixed", linewidth=100)
