@@ -44,7 +44,9 @@ def test_matches_reference_and_sdpa():
 def test_causal_mask_aligned_to_last_keys():
     m = causal_mask(2, 4)
     assert m.tolist() == [[True, True, True, False], [True, True, True, True]]
-    assert causal_mask(3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert causal_mask(3).tolist() == [
+        [True, False, False], [True, True, False], [True, True, True]
+    ]
 
 
 @settings(max_examples=30, deadline=None)

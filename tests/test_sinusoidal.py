@@ -39,8 +39,12 @@ def test_source_worked_example_d8():
     table = sinusoidal_encoding(3, 8)
     assert table[0].tolist() == [0.0, 1.0] * 4
     rounded = torch.round(table * 1000) / 1000
-    assert rounded[1].tolist() == pytest.approx([0.841, 0.540, 0.100, 0.995, 0.010, 1.000, 0.001, 1.000])
-    assert rounded[2].tolist() == pytest.approx([0.909, -0.416, 0.199, 0.980, 0.020, 1.000, 0.002, 1.000])
+    assert rounded[1].tolist() == pytest.approx(
+        [0.841, 0.540, 0.100, 0.995, 0.010, 1.000, 0.001, 1.000]
+    )
+    assert rounded[2].tolist() == pytest.approx(
+        [0.909, -0.416, 0.199, 0.980, 0.020, 1.000, 0.002, 1.000]
+    )
 
 
 def test_d4_position1_interleaved():
@@ -63,9 +67,15 @@ def test_source_token_sums():
         [-0.33, 0.21, 0.44, -0.55, 0.33, 0.77, -0.11, 0.66],   # 猫
     ], dtype=torch.float64)
     sums = (tokens + sinusoidal_encoding(3, 8, dtype=torch.float64)).numpy().round(3)
-    assert sums[0].tolist() == pytest.approx([0.120, 0.660, 0.560, 1.780, -0.110, 1.420, -0.670, 1.230])
-    assert sums[1].tolist() == pytest.approx([1.291, 1.210, -0.130, 1.105, 0.900, 0.660, 0.561, 0.880])
-    assert sums[2].tolist() == pytest.approx([0.579, -0.206, 0.639, 0.430, 0.350, 1.770, -0.108, 1.660])
+    assert sums[0].tolist() == pytest.approx(
+        [0.120, 0.660, 0.560, 1.780, -0.110, 1.420, -0.670, 1.230]
+    )
+    assert sums[1].tolist() == pytest.approx(
+        [1.291, 1.210, -0.130, 1.105, 0.900, 0.660, 0.561, 0.880]
+    )
+    assert sums[2].tolist() == pytest.approx(
+        [0.579, -0.206, 0.639, 0.430, 0.350, 1.770, -0.108, 1.660]
+    )
 
 
 def test_float32_is_rounded_float64():
@@ -117,7 +127,8 @@ def test_concat_is_column_permutation(half, n):
     inter = sinusoidal_encoding(n, dim)
     torch.testing.assert_close(sinusoidal_encoding(n, dim, layout="concat"), inter[:, perm])
     assert sorted(perm.tolist()) == list(range(dim))
-    torch.testing.assert_close(sinusoidal_encoding(n, dim, layout="concat")[:, torch.argsort(perm)], inter)
+    concat = sinusoidal_encoding(n, dim, layout="concat")
+    torch.testing.assert_close(concat[:, torch.argsort(perm)], inter)
 
 
 @settings(max_examples=30, deadline=None)
