@@ -321,15 +321,21 @@ def _rotate(x, cos, sin, layout: str, *, paired: bool) -> torch.Tensor:
     """``x·cos + turn(x)·sin`` (``turn`` = :func:`rotate_half`/:func:`rotate_every_two`).
 
     All of ``x``, ``cos``, ``sin`` share one dtype and ``cos``/``sin`` broadcast to ``x``.
-    Bit for bit the same result as that formula — the same products and sums in the same
-    precision (no fused multiply–add) — but without materialising ``turn(x)`` and both
-    products: a fresh output ``x·cos``, then each half of the pairs gets its sine term added
-    in place. Interleaved pairs whose two cos (and two sin) entries agree — always true for
-    :func:`rope_cos_sin` tables (``paired=True``), checked otherwise — go through a single
-    complex multiplication ``z · (cos + i sin)``, which rounds exactly like the real formula.
+    The real path is bit for bit that formula — the same products and sums, each rounded
+    once, no fused multiply–add — without materialising ``turn(x)`` or both products: a
+    fresh output ``x·cos``, then each half of the pairs gets its sine term in place through
+    one reused half-size buffer. Interleaved float32/float64 pairs whose two cos (and two
+    sin) entries agree — always so for :func:`rope_cos_sin` tables (``paired=True``),
+    checked otherwise — take one complex multiplication ``z · (cos + i sin)`` instead: the
+    same products and sums, except that torch's scalar tail (rows whose pair count is not a
+    multiple of the SIMD width) may fuse a multiply–add, i.e. differ by one rounding.
     """
+    grad = torch.is_grad_enabled()
+    tables_grad = grad and (cos.requires_grad or sin.requires_grad)
     if layout == "interleaved":
-        if _complex_view_ok(x) and (paired or (
+        # (not with table gradients: the complex form reads one cos/sin entry per pair, so
+        # each pair's table gradient would land on its first entry only)
+        if _complex_view_ok(x) and not tables_grad and (paired or (
             torch.equal(cos[..., 0::2], cos[..., 1::2])
             and torch.equal(sin[..., 0::2], sin[..., 1::2])
         )):
@@ -341,8 +347,13 @@ def _rotate(x, cos, sin, layout: str, *, paired: bool) -> torch.Tensor:
         h = x.shape[-1] // 2
         a, b = slice(0, h), slice(h, None)
     out = x * cos
-    out[..., a].sub_(x[..., b] * sin[..., a])
-    out[..., b].add_(x[..., a] * sin[..., b])
+    term = x[..., b] * sin[..., a]
+    out[..., a].sub_(term)
+    if tables_grad or (grad and x.requires_grad):
+        term = x[..., a] * sin[..., b]  # autograd cannot record out=
+    else:
+        term = torch.mul(x[..., a], sin[..., b], out=term)  # reuse the buffer: no fresh pages
+    out[..., b].add_(term)
     return out
 
 
