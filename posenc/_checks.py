@@ -60,6 +60,15 @@ def check_real(
     return value
 
 
+def check_float_dtype(name: str, dtype) -> torch.dtype:
+    """Return ``dtype`` if it is a floating ``torch.dtype``; raise :class:`TypeError` otherwise."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(
+            f"{name} must be a floating torch dtype (e.g. torch.float32), got {dtype!r}"
+        )
+    return dtype
+
+
 def check_choice(name: str, value, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``; raise otherwise."""
     if value not in choices:
@@ -77,7 +86,16 @@ def as_positions(name: str, positions, *, minimum: int | None = 0) -> torch.Tens
     """
     if isinstance(positions, bool):
         raise TypeError(f"{name} must hold integer positions, got a bool")
-    t = positions if isinstance(positions, torch.Tensor) else torch.as_tensor(positions)
+    if isinstance(positions, torch.Tensor):
+        t = positions
+    else:
+        try:
+            t = torch.as_tensor(positions)
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise TypeError(
+                f"{name} must be integer positions (an int, a sequence of ints or an integer "
+                f"tensor), got {type(positions).__name__}"
+            ) from err
     if t.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer positions, got a bool tensor")
     if t.is_complex():
