@@ -20,7 +20,14 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import as_positions, check_choice, check_even, check_int, check_real
+from ._checks import (
+    as_positions,
+    check_choice,
+    check_even,
+    check_float_dtype,
+    check_int,
+    check_real,
+)
 
 LAYOUTS = ("interleaved", "concat")
 
@@ -48,12 +55,13 @@ def sinusoidal_inv_freq(dim: int, base: float = 10000.0, *, dtype=torch.float64)
 
     Raises:
         ValueError: ``dim`` odd or ``< 2``; ``base <= 0`` or not finite.
-        TypeError: ``dim`` not an integer.
+        TypeError: ``dim`` not an integer; ``dtype`` not a floating dtype.
 
     Source: Vaswani et al. (2017), "Attention Is All You Need", section 3.5.
     """
     dim = check_even("dim", dim)
     base = check_real("base", base, gt=0.0)
+    dtype = check_float_dtype("dtype", dtype)
     i = torch.arange(dim // 2, dtype=torch.float64)
     return (base ** (-2.0 * i / dim)).to(dtype)
 
@@ -83,10 +91,17 @@ def sinusoidal_encoding_at(
     Raises:
         ValueError: a position is negative or not a whole number; ``dim`` odd; ``base <= 0``;
             unknown ``layout``.
+        TypeError: positions that are not integers; ``dtype`` not a floating dtype.
+
+    Precision: the float64 angle ``pos·ω_i`` is off by at most ``pos·ω_i·2^-52`` rad
+    (≈ 2e-10 at ``pos = 10^6``), so float32 tables are within one float32 rounding
+    (``2^-24``) of the exact values far beyond any real context length (tested at
+    ``10^5`` and ``10^6`` against 50-digit arithmetic).
 
     Source: Vaswani et al. (2017), section 3.5.
     """
     pos = as_positions("positions", positions).to(torch.float64)
+    dtype = check_float_dtype("dtype", dtype)
     layout = check_choice("layout", layout, LAYOUTS)
     inv_freq = sinusoidal_inv_freq(dim, base)
     angles = pos[..., None] * inv_freq  # S + (d/2,), radians
@@ -121,7 +136,7 @@ def sinusoidal_encoding(
     Raises:
         ValueError: ``num_positions < 0``; ``dim`` odd or ``< 2``; ``base <= 0``;
             unknown ``layout``.
-        TypeError: ``num_positions`` or ``dim`` not an integer.
+        TypeError: ``num_positions`` or ``dim`` not an integer; ``dtype`` not floating.
 
     Example:
         >>> sinusoidal_encoding(3, 4)[1]
@@ -186,12 +201,13 @@ def shift_matrix(
 
     Raises:
         ValueError: ``dim`` odd; ``base <= 0``; unknown ``layout``.
-        TypeError: ``k`` not an integer.
+        TypeError: ``k`` not an integer; ``dtype`` not a floating dtype.
 
     Source: Vaswani et al. (2017), section 3.5 ("PE_{pos+k} can be represented as a linear
     function of PE_{pos}").
     """
     k = check_int("k", k)
+    dtype = check_float_dtype("dtype", dtype)
     layout = check_choice("layout", layout, LAYOUTS)
     dim = check_even("dim", dim)
     angles = k * sinusoidal_inv_freq(dim, base)
