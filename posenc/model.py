@@ -1,0 +1,257 @@
+"""A tiny decoder-only Transformer whose positional scheme is one argument.
+
+Shape notation: ``b`` batch, ``s`` sequence length, ``d`` = ``d_model``, ``h`` heads,
+``d_h = d / h`` per-head width, ``V`` vocabulary size, ``C`` output classes.
+
+The same pre-LayerNorm block (causal multi-head attention, then a GELU MLP, each wrapped
+in a residual connection; Radford et al., 2019) serves every scheme. The scheme decides
+*where* position enters — the three paths the book walks through:
+
+========================  ==================================================  ==========
+``position``              where position enters                               parameters
+========================  ==================================================  ==========
+``"none"`` (NoPE)         nowhere; only the causal mask breaks the symmetry   0
+``"sinusoidal"``          added to the token embeddings (Vaswani et al.)      0
+``"learned"``             a trainable table added to the token embeddings     ``L · d``
+``"rope"``                Q and K rotated in every layer (Su et al.)          0
+``"alibi"``               a fixed linear bias on the scores (Press et al.)    0
+``"t5"``                  a learned bias per log-bucket of distance (Raffel)  buckets·h
+========================  ==================================================  ==========
+
+Evaluation-time variants do not change the weights: RoPE can run with any other
+``(inv_freq, attention_factor)`` pair (PI, NTK-aware, YaRN, … from :mod:`posenc.scaling`),
+and a learned table can be stretched with
+:meth:`posenc.learned.LearnedPositionalEmbedding.interpolate`.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import check_choice, check_int, check_real
+from .alibi import alibi_bias
+from .attention import attention
+from .learned import LearnedPositionalEmbedding
+from .relative import RelativePositionBias
+from .rope import apply_rope, rope_cos_sin, rope_inv_freq
+from .sinusoidal import sinusoidal_encoding_at
+
+__all__ = ["POSITIONS", "CausalSelfAttention", "TinyDecoder", "TransformerBlock"]
+
+POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention built on :func:`posenc.attention.attention`.
+
+    Args:
+        d_model: width ``d``; an integer ``>= 1`` divisible by ``num_heads``.
+        num_heads: heads ``h >= 1``.
+
+    Raises:
+        ValueError: ``d_model`` not divisible by ``num_heads``, or a size ``< 1``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        d_model = check_int("d_model", d_model, minimum=1)
+        num_heads = check_int("num_heads", num_heads, minimum=1)
+        if d_model % num_heads:
+            raise ValueError(
+                f"d_model must be divisible by num_heads, got d_model={d_model}, "
+                f"num_heads={num_heads}"
+            )
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        rope: tuple[torch.Tensor, torch.Tensor] | None = None,
+        bias: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Attend causally over ``x: (b, s, d)`` and return ``(b, s, d)``.
+
+        Args:
+            x: hidden states ``(b, s, d)``.
+            rope: optional ``(cos, sin)`` tables ``(s, d_h)`` (half layout) that rotate Q
+                and K before the dot product; V is never rotated.
+            bias: optional additive score bias ``(h, s, s)`` (ALiBi, T5).
+        """
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.num_heads, self.head_dim).permute(
+            2, 0, 3, 1, 4
+        )  # each (b, h, s, d_h)
+        if rope is not None:
+            cos, sin = rope
+            q = apply_rope(q, cos=cos, sin=sin)
+            k = apply_rope(k, cos=cos, sin=sin)
+        out, _ = attention(q, k, v, bias=bias, causal=True)
+        return self.out(out.transpose(1, 2).reshape(b, s, d))
+
+
+class TransformerBlock(nn.Module):
+    """One pre-LayerNorm decoder block: ``x + Attn(LN(x))``, then ``x + MLP(LN(x))``.
+
+    Args:
+        d_model: width ``d``.
+        num_heads: heads ``h`` (``d`` divisible by ``h``).
+        d_ff: hidden width of the GELU MLP (``>= 1``).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int):
+        super().__init__()
+        d_ff = check_int("d_ff", d_ff, minimum=1)
+        self.ln1 = nn.LayerNorm(d_model)
+        self.attn = CausalSelfAttention(d_model, num_heads)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x, *, rope=None, bias=None):
+        """``x: (b, s, d)`` → ``(b, s, d)``; ``rope``, ``bias`` as in
+        :class:`CausalSelfAttention`."""
+        x = x + self.attn(self.ln1(x), rope=rope, bias=bias)
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyDecoder(nn.Module):
+    """A small causal Transformer with one output per position.
+
+    Args:
+        vocab_size: input tokens ``V >= 1``.
+        num_classes: outputs per position ``C >= 1`` (``V`` for next-token prediction).
+        position: one of :data:`POSITIONS`.
+        d_model: width ``d`` (default 64).
+        num_heads: heads ``h`` (default 4); ``d_h = d/h`` must be even for RoPE.
+        num_layers: decoder blocks (default 2).
+        d_ff: MLP hidden width (default ``4 d``).
+        max_position_embeddings: rows of the learned table (``position="learned"``); the
+            training length, so the model has no row for any later position.
+        rope_base: RoPE ``base`` (``rope_theta``), default 10000.
+        num_buckets, max_distance: T5 bias buckets and the distance where the last
+            (logarithmic) bucket starts (``position="t5"``; causal, one-directional).
+
+    The positional parts are built *after* the shared ones, so two models built with the
+    same seed but different ``position`` start from identical token embeddings, blocks and
+    head.
+
+    Raises:
+        ValueError: an unknown ``position``, a size ``< 1``, ``d`` not divisible by ``h``,
+            or an odd ``d_h`` with ``position="rope"``.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        position: str,
+        *,
+        d_model: int = 64,
+        num_heads: int = 4,
+        num_layers: int = 2,
+        d_ff: int | None = None,
+        max_position_embeddings: int = 64,
+        rope_base: float = 10000.0,
+        num_buckets: int = 32,
+        max_distance: int = 64,
+    ):
+        super().__init__()
+        self.position = check_choice("position", position, POSITIONS)
+        vocab_size = check_int("vocab_size", vocab_size, minimum=1)
+        num_classes = check_int("num_classes", num_classes, minimum=1)
+        d_model = check_int("d_model", d_model, minimum=1)
+        num_layers = check_int("num_layers", num_layers, minimum=1)
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.d_model, self.num_heads = d_model, num_heads
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.blocks = nn.ModuleList(
+            TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers)
+        )
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, num_classes)
+        self.head_dim = d_model // num_heads
+
+        self.learned = None
+        self.relative = None
+        if position == "learned":
+            self.learned = LearnedPositionalEmbedding(max_position_embeddings, d_model)
+        elif position == "rope":
+            self.rope_base = check_real("rope_base", rope_base, gt=0.0)
+            self.register_buffer(
+                "inv_freq", rope_inv_freq(self.head_dim, self.rope_base), persistent=False
+            )
+        elif position == "t5":
+            self.relative = RelativePositionBias(
+                num_heads, num_buckets, max_distance, bidirectional=False
+            )
+
+    def num_position_parameters(self) -> int:
+        """Trainable parameters that exist only because of the positional scheme."""
+        mods = [m for m in (self.learned, self.relative) if m is not None]
+        return sum(p.numel() for m in mods for p in m.parameters())
+
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        *,
+        rope_scaling: tuple[torch.Tensor, float] | None = None,
+        learned_table: LearnedPositionalEmbedding | None = None,
+    ) -> torch.Tensor:
+        """Logits ``(b, s, C)`` for ``tokens: (b, s)`` (int64), positions ``0 … s − 1``.
+
+        Args:
+            tokens: token ids ``(b, s)``.
+            rope_scaling: for ``position="rope"`` only, an ``(inv_freq, attention_factor)``
+                pair used instead of the trained frequencies (an evaluation-time scaling
+                method from :mod:`posenc.scaling`); ``attention_factor`` multiplies cos and
+                sin as in ``transformers``.
+            learned_table: for ``position="learned"`` only, a replacement table (e.g. the
+                trained one stretched with ``interpolate``).
+
+        Raises:
+            IndexError: ``position="learned"`` and ``s`` exceeds the table.
+            ValueError: a variant argument that does not match ``position``.
+        """
+        if tokens.ndim != 2:
+            raise ValueError(f"tokens must have shape (batch, seq), got {tuple(tokens.shape)}")
+        if rope_scaling is not None and self.position != "rope":
+            raise ValueError(f"rope_scaling needs position='rope', got {self.position!r}")
+        if learned_table is not None and self.position != "learned":
+            raise ValueError(f"learned_table needs position='learned', got {self.position!r}")
+        s = tokens.shape[1]
+        device = tokens.device
+        x = self.embed(tokens)
+        rope = bias = None
+        if self.position == "sinusoidal":
+            pe = sinusoidal_encoding_at(torch.arange(s), self.d_model, dtype=x.dtype)
+            x = x + pe.to(device)
+        elif self.position == "learned":
+            table = self.learned if learned_table is None else learned_table
+            x = x + table.for_length(s)
+        elif self.position == "rope":
+            inv_freq, factor = (self.inv_freq, 1.0) if rope_scaling is None else rope_scaling
+            positions = torch.arange(s, device=device)
+            rope = rope_cos_sin(
+                positions, inv_freq.to(device), attention_factor=factor, dtype=x.dtype
+            )
+        elif self.position == "alibi":
+            bias = alibi_bias(self.num_heads, s, s, causal=True, device=device).to(x.dtype)
+        elif self.position == "t5":
+            bias = self.relative(s, s)
+        for block in self.blocks:
+            x = block(x, rope=rope, bias=bias)
+        return self.head(self.ln_f(x))
+
+
+def cross_entropy_masked(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor):
+    """Mean cross-entropy (nats) and accuracy over the positions where ``mask`` is True."""
+    lf = logits[mask]
+    tf = targets[mask]
+    loss = F.cross_entropy(lf, tf)
+    acc = (lf.argmax(-1) == tf).float().mean()
+    return loss, acc
