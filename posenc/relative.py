@@ -38,6 +38,19 @@ __all__ = [
 ]
 
 
+def _toeplitz(values: torch.Tensor, k_len: int) -> torch.Tensor:
+    """Lay out ``values`` ``(h, q + k − 1)`` as the ``(h, q, k)`` matrix ``T[h, i, j] =
+    values[h, j − i + q − 1]`` — i.e. ``values`` lists one entry per relative position,
+    smallest (``−(q − 1)`` steps) first. One contiguous copy; no ``(q, k)`` index tensors.
+
+    With the values reversed, row ``i`` is the window ``rev[h, i : i + k]`` read backwards.
+    """
+    rev = values.flip(-1).contiguous()
+    # flip allocates its result "like" the overlapping unfold view, which for some q < k
+    # comes out transposed; .contiguous() is then one more (rare) copy, else a no-op.
+    return rev.unfold(-1, k_len, 1).flip(-1).contiguous()
+
+
 def _query_offset(q_len: int, k_len: int, query_offset) -> int:
     if query_offset is None:
         if k_len < q_len:
@@ -378,13 +391,11 @@ class RelativePositionBias(nn.Module):
         offset = _query_offset(q_len, k_len, query_offset)
         if q_len == 0 or k_len == 0:
             return self.weight[self.buckets(q_len, k_len, query_offset=offset)].permute(2, 0, 1)
-        # The bias depends on j − pos_i only, so look up the q + k − 1 distinct relative
-        # positions (smallest first) once and lay them out as a Toeplitz matrix: with the
-        # lookups reversed, row i of head h is the window rev[h, i : i + k] read backwards.
-        # One contiguous (h, q, k) copy; no (q, k) index tensors, no (q, k, h) gather.
+        # The bias depends on j − pos_i only: look up the q + k − 1 distinct relative
+        # positions (smallest first) once and lay them out as a Toeplitz matrix — one
+        # contiguous (h, q, k) copy, no (q, k) index tensors, no (q, k, h) gather.
         rel = torch.arange(-(offset + q_len - 1), k_len - offset, device=self.weight.device)
         buckets = relative_position_bucket(
             rel, self.bidirectional, self.num_buckets, self.max_distance
         )
-        rev = self.weight[buckets].flip(0).T.contiguous()  # (h, q + k − 1)
-        return rev.unfold(-1, k_len, 1).flip(-1)
+        return _toeplitz(self.weight[buckets].T, k_len)
