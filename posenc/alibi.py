@@ -27,7 +27,7 @@ import math
 import torch
 
 from ._checks import check_choice, check_int
-from .relative import relative_positions
+from .relative import _toeplitz, relative_positions
 
 FORMS = ("distance", "row")
 
@@ -152,24 +152,24 @@ def alibi_bias(
             )
         if not torch.isfinite(m).all() or (m < 0).any():
             raise ValueError(f"slopes must be finite and >= 0, got {m.tolist()}")
-    m = m.to(device)[:, None, None]
+    m = m.to(device)
+    if q_len == 0 or k_len == 0:
+        return torch.empty((num_heads, q_len, k_len), dtype=dtype, device=device)
+    if form == "distance":
+        # The bias depends on j − pos_i only: compute it (in float64, rounded once) for the
+        # q + k − 1 distinct relative positions and lay those out as a Toeplitz matrix.
+        rel = torch.arange(-(k_len - 1), k_len - (k_len - q_len), device=device)
+        dist = rel if causal else -rel.abs()  # −(pos_i − j), or −|pos_i − j|
+        values = m[:, None] * dist.to(torch.float64)
+        if causal:
+            values = values.masked_fill(rel > 0, float("-inf"))
+        return _toeplitz(values.to(dtype), k_len)
+    # Row form, m·j: not a function of j − pos_i. Products in float64 rounded once, one head
+    # at a time through a (q, k) float64 buffer (not a 4 GiB (h, q, k) float64 temporary).
     rel = relative_positions(q_len, k_len, device=device)  # j − pos_i, int64
-    if form == "row":
-        dist = torch.arange(k_len, device=device, dtype=torch.float64).expand(q_len, k_len)
-    elif causal:
-        dist = rel.to(torch.float64)  # −(pos_i − j)
-    else:
-        dist = (-rel.abs()).to(torch.float64)
-    # Each product is computed in float64 and rounded once into the (h, q, k) result. One
-    # head at a time through a (q, k) float64 buffer: a single float64 (h, q, k) product
-    # would be a 4 GiB temporary at 32 heads × 4096² (torch casts outputs via a temporary).
+    j = torch.arange(k_len, device=device, dtype=torch.float64).expand(q_len, k_len)
     bias = torch.empty((num_heads, q_len, k_len), dtype=dtype, device=device)
-    if dtype == torch.float64:
-        torch.mul(m, dist, out=bias)
-    else:
-        buf = torch.empty((q_len, k_len), dtype=torch.float64, device=device)
-        for h in range(num_heads):
-            bias[h].copy_(torch.mul(dist, m[h], out=buf))
-    if causal:
-        bias.masked_fill_(rel > 0, float("-inf"))
-    return bias
+    buf = torch.empty((q_len, k_len), dtype=torch.float64, device=device)
+    for h in range(num_heads):
+        bias[h].copy_(torch.mul(j, m[h], out=buf))
+    return bias.masked_fill_(rel > 0, float("-inf"))
