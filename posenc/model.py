@@ -138,7 +138,8 @@ class TinyDecoder(nn.Module):
 
     The positional parts are built *after* the shared ones, so two models built with the
     same seed but different ``position`` start from identical token embeddings, blocks and
-    head.
+    head. Scores are scaled by ``1/√d_h`` for every scheme; the T5 and ALiBi biases are
+    added after that scaling (T5 itself does not scale its scores).
 
     Raises:
         ValueError: an unknown ``position``, a size ``< 1``, ``d`` not divisible by ``h``,
