@@ -73,8 +73,16 @@ def attention(
         ``(output, weights)``: ``(..., q, d_v)`` and ``(..., q, k)``; each weight row sums to 1.
 
     Raises:
-        ValueError: mismatched widths/lengths, a non-boolean mask, a bias or mask that does
-            not broadcast to ``(..., q, k)``, or a mask that leaves a query with no key.
+        ValueError: mismatched widths/lengths, leading (batch/head) dims of ``q``, ``k``,
+            ``v`` that do not broadcast, a non-boolean mask, a bias or mask that does not
+            broadcast to ``(..., q, k)``, no key at all (``k = 0 < q``), or a mask that
+            leaves a query with no key.
+        TypeError: ``q``/``k``/``v`` not floating tensors of one dtype; ``bias``/``mask``
+            not tensors; a bool ``bias`` (a mask passed as a bias would add 0/1 to the
+            scores); a non-bool ``causal``.
+
+    NaN or inf in ``q``, ``k``, ``v`` or ``bias`` are not searched for (that would cost a
+    pass over the data); they propagate to the rows they touch (tested).
 
     Source: Vaswani et al. (2017), eq. 1; bias placement as in Raffel et al. (2020) and
     Press et al. (2022).
@@ -86,6 +94,27 @@ def attention(
             raise ValueError(f"{name} must have shape (..., seq, dim), got {tuple(t.shape)}")
         if not t.is_floating_point():
             raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(
+            f"q, k and v must share one dtype, got {q.dtype}, {k.dtype} and {v.dtype}"
+        )
+    try:
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError as err:
+        raise ValueError(
+            f"the leading (batch/head) dims of q, k and v must broadcast, got q "
+            f"{tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"
+        ) from err
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool, got {causal!r}")
+    for name, t in (("bias", bias), ("mask", mask)):
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor or None, got {type(t).__name__}")
+    if bias is not None and (bias.dtype == torch.bool or bias.is_complex()):
+        raise TypeError(
+            f"bias must be a real numeric tensor, got {bias.dtype} (pass a boolean mask as "
+            "mask=, True = may attend)"
+        )
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"q and k must share their last dim (d), got q {tuple(q.shape)} and k {tuple(k.shape)}"
@@ -96,6 +125,11 @@ def attention(
             f"v {tuple(v.shape)}"
         )
     q_len, k_len = q.shape[-2], k.shape[-2]
+    if k_len == 0 and q_len > 0:
+        raise ValueError(
+            f"k must hold at least one key (softmax over no keys is undefined), got k "
+            f"{tuple(k.shape)}"
+        )
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_real("scale", scale, gt=0.0)
 
     scores = torch.matmul(q, k.transpose(-2, -1)) * scale
