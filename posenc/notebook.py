@@ -66,9 +66,11 @@ def fmt_diff(value, floor: float = 1e-12) -> str:
     """Format a non-negative error such as ``max |a − b|`` so that re-runs print the same text.
 
     Differences at the level of floating-point rounding (below ``floor``) depend on the CPU's
-    vector instructions and summation order, so they are printed as ``"< 1e-12"`` rather than
-    as a digit string that another machine would not reproduce. Larger values are printed
-    with three significant digits (``"0.0421"``, ``"3.16e-05"``); exact zero prints ``"0"``.
+    vector instructions, the math library and summation order — a difference that is exactly
+    zero on one machine can be ``1e-17`` on another — so everything below ``floor``, zero
+    included, is printed as ``"< 1e-12"`` rather than as digits another machine would not
+    reproduce. Larger values are printed with three significant digits (``"0.0421"``,
+    ``"3.16e-05"``).
 
     Args:
         value: a non-negative number (float, numpy or 0-d tensor).
@@ -79,15 +81,13 @@ def fmt_diff(value, floor: float = 1e-12) -> str:
         ValueError: ``value`` negative or NaN, or ``floor <= 0``.
 
     >>> fmt_diff(3.3e-16), fmt_diff(0.0), fmt_diff(0.04213)
-    ('< 1e-12', '0', '0.0421')
+    ('< 1e-12', '< 1e-12', '0.0421')
     """
     x = float(value)
     if not x >= 0.0:
         raise ValueError(f"value must be a non-negative number, got {x}")
     if not floor > 0.0:
         raise ValueError(f"floor must be > 0, got {floor}")
-    if x == 0.0:
-        return "0"
     if x < floor:
         return f"< {floor:.0e}"
     return f"{x:.3g}"

@@ -35,6 +35,24 @@ def clean(nb: nbformat.NotebookNode) -> None:
         if cell.cell_type == "code":
             for out in cell.outputs:
                 out.get("metadata", {}).pop("execution", None)
+            cell.outputs = coalesce_streams(cell.outputs)
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stream outputs of the same name (stdout arrives in chunks whose
+    boundaries depend on timing), so a re-run saves the same cell outputs every time."""
+    merged: list = []
+    for out in outputs:
+        if (
+            out.get("output_type") == "stream"
+            and merged
+            and merged[-1].get("output_type") == "stream"
+            and merged[-1].get("name") == out.get("name")
+        ):
+            merged[-1]["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
 
 
 def execute(path: Path, timeout: int = 600) -> float:
