@@ -1,6 +1,6 @@
 """The measured length-extrapolation study: train short, test long.
 
-    python -m posenc.experiments                      # full study → book/data/extrapolation.json
+    python -m posenc.experiments                      # full study → posenc/data/extrapolation.json
     python -m posenc.experiments --quick --out x.json # the reduced run the tests use
 
 Every positional scheme trains the same :class:`posenc.model.TinyDecoder` (same seed, so
@@ -43,6 +43,7 @@ from .scaling import ROPE_SCALING
 __all__ = [
     "FULL",
     "QUICK",
+    "RESULTS_PATH",
     "TASKS",
     "VARIANTS",
     "StudyConfig",
@@ -347,8 +348,13 @@ def save_results(study: dict, path) -> None:
     Path(path).write_text(json.dumps(study, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def load_results(path) -> dict:
-    """Read a results file written by :func:`save_results`."""
+#: The committed results of the full study. They ship inside the package, so a chapter reads
+#: them wherever ``posenc`` is installed (a local clone, Binder, Colab).
+RESULTS_PATH = Path(__file__).resolve().parent / "data" / "extrapolation.json"
+
+
+def load_results(path=RESULTS_PATH) -> dict:
+    """Read a results file written by :func:`save_results` (default: :data:`RESULTS_PATH`)."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
@@ -373,7 +379,8 @@ def summarize(study: dict, task: str, metric: str = "accuracy") -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m posenc.experiments", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="book/data/extrapolation.json")
+    parser.add_argument("--out", default=str(RESULTS_PATH),
+                        help="where to write the results (default: the committed file)")
     parser.add_argument("--quick", action="store_true", help="the reduced test configuration")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL

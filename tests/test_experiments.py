@@ -15,11 +15,11 @@ import time
 
 import pytest
 import torch
-from conftest import BOOK
 
 from posenc.experiments import (
     FULL,
     QUICK,
+    RESULTS_PATH,
     VARIANTS,
     StudyConfig,
     evaluate,
@@ -32,7 +32,7 @@ from posenc.experiments import (
 )
 from posenc.model import POSITIONS, TinyDecoder
 
-RESULTS = BOOK / "data" / "extrapolation.json"
+RESULTS = RESULTS_PATH
 
 
 # --------------------------------------------------------------------------- tasks
