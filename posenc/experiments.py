@@ -56,9 +56,11 @@ __all__ = [
     "train",
 ]
 
+#: The synthetic tasks :func:`make_batch` can generate.
 TASKS = ("lag",)
 
-#: evaluation variants: name → (trained position scheme, evaluation-time change)
+#: The evaluation variants, each name mapped to (trained position scheme, evaluation-time
+#: change or ``None``).
 VARIANTS = {
     "none": ("none", None),
     "sinusoidal": ("sinusoidal", None),
@@ -106,7 +108,9 @@ class StudyConfig:
         return {k: plain(v) for k, v in dataclasses.asdict(self).items()}
 
 
+#: The configuration of the committed study (``python -m posenc.experiments``).
 FULL = StudyConfig()
+#: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = StudyConfig(
     plan=(("lag", ("sinusoidal", "learned", "learned+interp", "rope", "rope+yarn")),),
     train_len=32,

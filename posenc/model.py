@@ -40,6 +40,7 @@ from .sinusoidal import sinusoidal_encoding_at
 
 __all__ = ["POSITIONS", "CausalSelfAttention", "TinyDecoder", "TransformerBlock"]
 
+#: The positional schemes :class:`TinyDecoder` accepts as its ``position`` argument.
 POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 
