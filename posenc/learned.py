@@ -26,8 +26,9 @@ class LearnedPositionalEmbedding(nn.Module):
         max_position_embeddings: number of rows ``L`` (e.g. 512 for BERT-base, 1024 for
             GPT-2, 77 for CLIP's text encoder); an integer ``>= 1``.
         dim: width ``d`` of each vector; an integer ``>= 1``.
-        init_std: standard deviation of the normal initialisation (0.02 as in BERT/GPT-2);
-            ``>= 0``.
+        init_std: standard deviation of the normal initialisation (0.02 as in BERT and
+            ``transformers``' GPT-2; OpenAI's original GPT-2 code uses 0.01 for its position
+            table); ``>= 0``.
 
     Attributes:
         weight: ``(L, d)`` :class:`torch.nn.Parameter`.
