@@ -216,9 +216,21 @@ class TinyDecoder(nn.Module):
                 trained one stretched with ``interpolate``).
 
         Raises:
-            IndexError: ``position="learned"`` and ``s`` exceeds the table.
+            IndexError: ``position="learned"`` and ``s`` exceeds the table; a token id
+                outside ``[0, vocab_size)``.
             ValueError: a variant argument that does not match ``position``.
+            TypeError: ``tokens`` not an integer tensor.
         """
+        if not isinstance(tokens, torch.Tensor) or tokens.is_floating_point() \
+                or tokens.is_complex() or tokens.dtype == torch.bool:
+            got = tokens.dtype if isinstance(tokens, torch.Tensor) else type(tokens).__name__
+            raise TypeError(f"tokens must be an integer tensor of token ids, got {got}")
+        vocab = self.embed.num_embeddings
+        if tokens.numel() and not (0 <= int(tokens.min()) and int(tokens.max()) < vocab):
+            raise IndexError(
+                f"tokens must be ids in [0, {vocab - 1}] (vocab_size={vocab}), got values "
+                f"from {int(tokens.min())} to {int(tokens.max())}"
+            )
         if tokens.ndim != 2:
             raise ValueError(f"tokens must have shape (batch, seq), got {tuple(tokens.shape)}")
         if rope_scaling is not None and self.position != "rope":
