@@ -366,7 +366,18 @@ def summarize(study: dict, task: str, metric: str = "accuracy") -> dict:
     """``{variant: [mean over seeds or None per length]}`` for one task, lengths ascending.
 
     ``None`` marks a length where the variant cannot run.
+
+    Raises:
+        ValueError: a ``task`` or ``metric`` that ``study`` does not hold (an unknown task
+            used to give an empty dict), or a ``study`` without ``"results"``.
     """
+    if not isinstance(study, dict) or "results" not in study:
+        raise ValueError("study must be a dict with a 'results' list (see run_study)")
+    tasks = tuple(dict.fromkeys(r["task"] for r in study["results"]))
+    check_choice("task", task, tasks)
+    metrics = tuple(k for k in ("accuracy", "accuracy_beyond", "loss")
+                    if all(k in r for r in study["results"]))
+    check_choice("metric", metric, metrics)
     rows = [r for r in study["results"] if r["task"] == task]
     lengths = sorted({r["length"] for r in rows})
     out = {}
