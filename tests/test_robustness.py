@@ -7,8 +7,10 @@ out-of-range values, zero/negative sizes and NaN where they apply. Each case mus
 (the second half of this file). The fuzz test then throws arbitrary argument mixes at the
 whole API: the only exceptions allowed out are those three, with a message.
 
-``posenc.model`` and ``posenc.experiments`` are not covered here yet (they were still being
-written when this audit ran); ``posenc.notebook``/``posenc.plotting`` are book helpers.
+``posenc.experiments``' training and study runners (``train``, ``evaluate``, ``run_study``)
+are exercised by ``tests/test_experiments.py``; here only the inputs a reader types
+(``make_batch``, ``summarize``) are audited. ``posenc.notebook``/``posenc.plotting`` are
+book helpers.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from posenc import alibi, attention, learned, relative, rope, scaling, sinusoidal
+from posenc import alibi, attention, learned, model, relative, rope, scaling, sinusoidal
 from posenc.alibi import alibi_bias, alibi_slopes
 from posenc.attention import KVCache, causal_mask
 from posenc.attention import attention as attend
+from posenc.experiments import load_results, make_batch, summarize
 from posenc.learned import LearnedPositionalEmbedding
+from posenc.model import CausalSelfAttention, TinyDecoder, TransformerBlock
 from posenc.relative import (
     RelativePositionBias,
     ShawRelativeKeys,
@@ -390,6 +394,48 @@ BAD = [
     case(lambda: RelativePositionBias(2)(-1), ValueError, r"q_len", "rpb-forward-negative"),
     case(lambda: RelativePositionBias(2)(1.5), TypeError, r"q_len must be an integer",
          "rpb-forward-float"),
+    # model / experiments ---------------------------------------------------------------
+    case(lambda: CausalSelfAttention(0, 1), ValueError, r"d_model", "csa-width-zero"),
+    case(lambda: CausalSelfAttention(8, 3), ValueError, r"divisible by num_heads",
+         "csa-heads-not-dividing"),
+    case(lambda: TransformerBlock(8, 2, -1), ValueError, r"d_ff", "block-dff-negative"),
+    case(lambda: TinyDecoder(10, 2, "relative"), ValueError, r"position must be one of",
+         "tiny-position"),
+    case(lambda: TinyDecoder(0, 2, "rope"), ValueError, r"vocab_size", "tiny-vocab-zero"),
+    case(lambda: TinyDecoder(10, 2, "rope", num_heads=0), ValueError, r"num_heads",
+         "tiny-heads-zero"),
+    case(lambda: TinyDecoder(10, 2, "rope", d_model=6, num_heads=2), ValueError,
+         r"head_dim .*even", "tiny-rope-odd-head"),
+    case(lambda: TinyDecoder(10, 2, "rope", rope_base=NAN), ValueError, r"rope_base",
+         "tiny-base-nan"),
+    case(lambda: TinyDecoder(10, 2, "learned", max_position_embeddings=0), ValueError,
+         r"max_position_embeddings", "tiny-table-zero"),
+    case(lambda: TinyDecoder(10, 2, "rope")(torch.rand(2, 5)), TypeError,
+         r"tokens must be an integer tensor", "tiny-tokens-float"),
+    case(lambda: TinyDecoder(10, 2, "rope")([[1, 2]]), TypeError, r"tokens",
+         "tiny-tokens-list"),
+    case(lambda: TinyDecoder(10, 2, "rope")(torch.full((2, 5), 10)), IndexError,
+         r"tokens must be ids in \[0, 9\]", "tiny-tokens-past-vocab"),
+    case(lambda: TinyDecoder(10, 2, "rope")(torch.full((2, 5), -1)), IndexError,
+         r"tokens must be ids", "tiny-tokens-negative"),
+    case(lambda: TinyDecoder(10, 2, "rope")(torch.zeros(5, dtype=torch.long)), ValueError,
+         r"tokens must have shape", "tiny-tokens-1d"),
+    case(lambda: TinyDecoder(10, 2, "learned", max_position_embeddings=4)(
+        torch.zeros(1, 5, dtype=torch.long)), IndexError, r"max_position_embeddings=4",
+         "tiny-learned-too-long"),
+    case(lambda: make_batch("copy", 2, 8, torch.Generator(), vocab_size=4), ValueError,
+         r"task", "make_batch-task"),
+    case(lambda: make_batch("lag", 0, 8, torch.Generator(), vocab_size=4), ValueError,
+         r"batch_size", "make_batch-batch-zero"),
+    case(lambda: make_batch("lag", 2, 4, torch.Generator(), vocab_size=4), ValueError,
+         r"seq_len must be > lag", "make_batch-too-short"),
+    case(lambda: make_batch("lag", 2, 8, torch.Generator(), vocab_size=1), ValueError,
+         r"vocab_size", "make_batch-vocab-one"),
+    case(lambda: summarize(load_results(), "copy"), ValueError, r"task must be one of",
+         "summarize-task"),
+    case(lambda: summarize(load_results(), "lag", "f1"), ValueError, r"metric must be one of",
+         "summarize-metric"),
+    case(lambda: summarize({}, "lag"), ValueError, r"study", "summarize-no-results"),
 ]
 
 
@@ -405,7 +451,7 @@ def test_audit_covers_every_public_function():
 
     source = inspect.getsource(inspect.getmodule(test_audit_covers_every_public_function))
     bad_section = source.split("BAD = [", 1)[1].split("\n]\n", 1)[0]
-    modules = (sinusoidal, learned, attention, rope, scaling, alibi, relative)
+    modules = (sinusoidal, learned, attention, rope, scaling, alibi, relative, model)
     missing = []
     for module in modules:
         for name in module.__all__:
@@ -616,6 +662,11 @@ API = [
     (RelativePositionBias, [SIZES, SIZES, SIZES, BOOLS], {}),
     (lambda q, k, off: RelativePositionBias(2, 8, 20)(q, k, query_offset=off),
      [SIZES, st.one_of(st.none(), SIZES), st.one_of(st.none(), SIZES)], {}),
+    (TinyDecoder, [SIZES, SIZES, st.sampled_from([*model.POSITIONS, "x", None])],
+     {"d_model": SIZES, "num_heads": SIZES, "max_position_embeddings": SIZES}),
+    (lambda position, tokens: TinyDecoder(10, 2, position, d_model=8, num_heads=2,
+                                          num_layers=1, max_position_embeddings=4)(tokens),
+     [st.sampled_from(model.POSITIONS), st.one_of(tensors(), POSITIONS)], {}),
 ]
 
 
