@@ -109,3 +109,19 @@ def as_positions(name: str, positions, *, minimum: int | None = 0) -> torch.Tens
     if minimum is not None and t.numel() and int(t.min()) < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got a minimum of {int(t.min())}")
     return t
+
+
+def broadcast_shape(*shapes) -> tuple[int, ...]:
+    """The broadcast of ``shapes`` under torch/numpy rules; ``ValueError`` if they clash.
+
+    Plain Python on purpose: ``torch.broadcast_shapes`` imports sympy on first use (about
+    0.6 s), which every notebook that rotates a vector would pay.
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for axis in range(-ndim, 0):
+        sizes = {s[axis] for s in shapes if len(s) >= -axis} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)

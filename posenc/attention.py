@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from ._checks import check_int, check_real
+from ._checks import broadcast_shape, check_int, check_real
 
 __all__ = ["KVCache", "attention", "causal_mask"]
 
@@ -99,8 +99,8 @@ def attention(
             f"q, k and v must share one dtype, got {q.dtype}, {k.dtype} and {v.dtype}"
         )
     try:
-        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    except RuntimeError as err:
+        broadcast_shape(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError as err:
         raise ValueError(
             f"the leading (batch/head) dims of q, k and v must broadcast, got q "
             f"{tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}"

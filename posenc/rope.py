@@ -22,7 +22,14 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import as_positions, check_choice, check_even, check_int, check_real
+from ._checks import (
+    as_positions,
+    broadcast_shape,
+    check_choice,
+    check_even,
+    check_int,
+    check_real,
+)
 
 LAYOUTS = ("half", "interleaved")
 VALUE_MODES = ("raw", "rotated", "vo")
@@ -334,8 +341,8 @@ def apply_rope(
         raise ValueError(f"rotary_dim must be <= head_dim ({d}), got {r}")
     x_rot = x[..., :r]
     try:
-        shape = torch.broadcast_shapes(x_rot.shape, cos.shape)
-    except RuntimeError as err:
+        shape = broadcast_shape(x_rot.shape, cos.shape)
+    except ValueError as err:
         raise ValueError(
             f"cos/sin of shape {tuple(cos.shape)} do not broadcast against x[..., :{r}] of "
             f"shape {tuple(x_rot.shape)}"

@@ -96,3 +96,18 @@ def test_causal_mask_bad_lengths():
         causal_mask(4, 2)
     with pytest.raises(ValueError, match="q_len must be an integer >= 0"):
         causal_mask(-1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(shapes=st.lists(st.lists(st.sampled_from([1, 2, 3]), max_size=4), min_size=1, max_size=3))
+def test_broadcast_shape_matches_torch(shapes):
+    """posenc's sympy-free broadcast rule agrees with torch.broadcast_shapes."""
+    from posenc._checks import broadcast_shape
+
+    try:
+        expected = tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError:
+        with pytest.raises(ValueError, match="do not broadcast"):
+            broadcast_shape(*shapes)
+    else:
+        assert broadcast_shape(*shapes) == expected
