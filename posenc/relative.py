@@ -249,7 +249,9 @@ def relative_position_bucket(
     With ``B`` buckets per direction (``num_buckets/2`` if bidirectional, else
     ``num_buckets``) and ``E = B/2``: distances ``0 … E−1`` get a bucket each; larger distances
     ``n`` share log-spaced buckets ``E + ⌊log(n/E) / log(max_distance/E) · (B − E)⌋``, capped
-    at ``B − 1`` (every distance ``>= max_distance`` lands in the last one).
+    at ``B − 1``. Before the cap the formula reaches ``B`` at ``n = max_distance``, so the last
+    bucket starts earlier, at ``E · (max_distance/E)^((B−E−1)/(B−E))`` rounded up: distance 91
+    (bidirectional) or 113 (causal) with the defaults.
 
     * ``bidirectional=True`` (encoder): past keys use buckets ``0 … B−1``, future keys
       ``B … 2B−1``. Defaults: 0→0, −1→1, +1→17, −7→7, −8→8, −20→10, +20→26, ≤−127→15,
@@ -264,8 +266,8 @@ def relative_position_bucket(
         bidirectional: whether keys after the query get their own buckets.
         num_buckets: total number of buckets; ``>= 4`` and even if bidirectional, else
             ``>= 2``.
-        max_distance: distance from which everything shares the last bucket; an integer
-            larger than ``E`` (the exact range).
+        max_distance: distance at which the log scale runs out of buckets (the last bucket
+            starts before it, see above); an integer larger than ``E`` (the exact range).
 
     Returns:
         int64 tensor of shape ``S`` with values in ``[0, num_buckets)``.
@@ -314,7 +316,8 @@ class RelativePositionBias(nn.Module):
     Args:
         num_heads: number of heads ``h``; an integer ``>= 1``.
         num_buckets: number of buckets (32 in T5); see :func:`relative_position_bucket`.
-        max_distance: distance from which all keys share a bucket (128 in T5).
+        max_distance: distance at which the log scale runs out of buckets (128 in T5; the
+            last bucket starts earlier, see :func:`relative_position_bucket`).
         bidirectional: ``True`` for an encoder, ``False`` for a decoder (causal).
         init_std: standard deviation of the normal initialisation; ``>= 0``.
 
