@@ -316,3 +316,17 @@ def test_relative_positions_translation_invariant(q_len, extra, shift):
     j = torch.arange(k_len) + shift
     i = torch.arange(q_len)[:, None] + extra + shift
     assert torch.equal(base, j - i)
+
+
+@pytest.mark.parametrize(
+    "bidirectional, max_distance, last_bucket, first_distance",
+    [(True, 128, 15, 91), (False, 128, 31, 113), (False, 64, 31, 59)],
+)
+def test_where_the_last_bucket_starts(bidirectional, max_distance, last_bucket, first_distance):
+    """The last bucket starts well before max_distance (chapter 8 prints these numbers)."""
+    distance = torch.arange(0, 400)
+    buckets = relative_position_bucket(-distance, bidirectional, 32, max_distance)
+    in_last = distance[buckets == last_bucket]
+    assert int(in_last.min()) == first_distance
+    assert (buckets[first_distance:] == last_bucket).all()
+    assert int(buckets[first_distance - 1]) == last_bucket - 1
