@@ -15,8 +15,14 @@ synthetic task with a well-defined answer at any length:
 
 Evaluation-time variants (no retraining): the learned table stretched with
 :meth:`~posenc.learned.LearnedPositionalEmbedding.interpolate`, and RoPE with the PI,
-NTK-aware and YaRN frequencies of :mod:`posenc.scaling` for the factor ``s = length / L``.
-A learned table asked for a position it does not have is recorded as ``"cannot run"``.
+NTK-aware and YaRN frequencies of :mod:`posenc.scaling` for the factor ``s = length / L``,
+plus YaRN's two changes one at a time (its frequencies with no logit scaling, and the
+trained frequencies with its logit scaling). A learned table asked for a position it does
+not have is recorded as ``"cannot run"``.
+
+A budget check (:attr:`StudyConfig.budget_check`) trains chosen schemes again with more
+steps, to tell "cannot learn the task" from "has not learned it yet"; every training run
+also records its loss curve.
 
 Determinism: fixed seeds, a fixed number of torch threads, data drawn on the CPU from
 seeded generators, results rounded to 4 decimals and written with sorted keys, so the
@@ -37,8 +43,8 @@ import numpy as np
 import torch
 
 from ._checks import check_choice, check_int
-from .model import TinyDecoder, cross_entropy_masked
-from .scaling import ROPE_SCALING
+from .model import POSITIONS, TinyDecoder, cross_entropy_masked
+from .scaling import ROPE_SCALING, yarn, yarn_attention_factor
 
 __all__ = [
     "FULL",
@@ -60,7 +66,9 @@ __all__ = [
 TASKS = ("lag",)
 
 #: The evaluation variants, each name mapped to (trained position scheme, evaluation-time
-#: change or ``None``).
+#: change or ``None``). A change is ``"interpolate"`` (the learned table), a method of
+#: :data:`posenc.scaling.ROPE_SCALING`, ``"yarn-freq"`` (YaRN's frequencies with attention
+#: factor 1) or ``"yarn-temp"`` (the trained frequencies with YaRN's attention factor).
 VARIANTS = {
     "none": ("none", None),
     "sinusoidal": ("sinusoidal", None),
@@ -70,6 +78,8 @@ VARIANTS = {
     "rope+pi": ("rope", "linear"),
     "rope+ntk": ("rope", "ntk_aware"),
     "rope+yarn": ("rope", "yarn"),
+    "rope+yarn-freq": ("rope", "yarn-freq"),
+    "rope+yarn-temp": ("rope", "yarn-temp"),
     "alibi": ("alibi", None),
     "t5": ("t5", None),
 }
@@ -81,6 +91,12 @@ class StudyConfig:
 
     ``plan`` lists, per task, the evaluation variants to run; every position scheme a task's
     variants need is trained once per seed with the same ``steps``, batches and seed.
+    ``budget_check`` lists ``(position, steps)`` pairs trained once more per task and seed
+    with that many steps (same data, schedule stretched to the new length) and evaluated
+    without variants. ``t5_num_buckets``/``t5_max_distance`` configure the T5 bias
+    (causal); the default ``max_distance`` is ``train_len / 4``, T5's own ratio (128 for
+    its 512-token inputs). Training losses are averaged over windows of ``loss_every``
+    steps for the loss curves.
     """
 
     plan: tuple[tuple[str, tuple[str, ...]], ...] = (("lag", tuple(VARIANTS)),)
@@ -101,6 +117,10 @@ class StudyConfig:
     eval_sequences: int = 32
     eval_batch: int = 16
     threads: int = 1
+    t5_num_buckets: int = 16
+    t5_max_distance: int = 16
+    budget_check: tuple[tuple[str, int], ...] = (("alibi", 1800),)
+    loss_every: int = 100
 
     def to_dict(self) -> dict:
         def plain(v):
@@ -112,7 +132,8 @@ class StudyConfig:
 FULL = StudyConfig()
 #: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = StudyConfig(
-    plan=(("lag", ("sinusoidal", "learned", "learned+interp", "rope", "rope+yarn")),),
+    plan=(("lag", ("sinusoidal", "learned", "learned+interp", "rope", "rope+yarn",
+                   "rope+yarn-freq", "rope+yarn-temp")),),
     train_len=32,
     multiples=(1, 4),
     batch_size=16,
@@ -120,6 +141,8 @@ QUICK = StudyConfig(
     warmup=50,
     lr=5e-3,
     eval_sequences=16,
+    t5_max_distance=8,
+    budget_check=(),
 )
 
 
@@ -178,16 +201,19 @@ def build_model(cfg: StudyConfig, task: str, position: str, seed: int) -> TinyDe
     return TinyDecoder(
         vocab, vocab, position,
         d_model=cfg.d_model, num_heads=cfg.num_heads, num_layers=cfg.num_layers,
-        d_ff=cfg.d_ff,
-        max_position_embeddings=cfg.train_len, max_distance=cfg.train_len,
+        d_ff=cfg.d_ff, max_position_embeddings=cfg.train_len,
+        num_buckets=cfg.t5_num_buckets, max_distance=cfg.t5_max_distance,
     )
 
 
-def train(cfg: StudyConfig, task: str, position: str, seed: int, *, device=None):
+def train(cfg: StudyConfig, task: str, position: str, seed: int, *, device=None,
+          curve: list | None = None):
     """Train one model at ``cfg.train_len``; return ``(model, final_loss)``.
 
     AdamW with linear warm-up and cosine decay, gradient clipping at 1.0. The batches come
     from a generator seeded by ``seed`` alone, so every scheme sees the same data.
+    ``final_loss`` is the mean training loss (nats) of the last 20 steps. If ``curve`` is a
+    list, the mean loss of every window of ``cfg.loss_every`` steps is appended to it.
     """
     device = _device() if device is None else device
     model = build_model(cfg, task, position, seed).to(device)
@@ -203,7 +229,7 @@ def train(cfg: StudyConfig, task: str, position: str, seed: int, *, device=None)
     gen = torch.Generator().manual_seed(1_000_003 * seed + TASKS.index(task))
     kwargs = _task_kwargs(cfg, task)
     model.train()
-    recent = []
+    recent, window = [], []
     for _ in range(cfg.steps):
         tokens, targets, mask = (
             t.to(device) for t in make_batch(task, cfg.batch_size, cfg.train_len, gen, **kwargs)
@@ -214,7 +240,15 @@ def train(cfg: StudyConfig, task: str, position: str, seed: int, *, device=None)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        recent = (recent + [loss.detach().item()])[-20:]
+        value = loss.detach().item()
+        recent = (recent + [value])[-20:]
+        window.append(value)
+        if len(window) == cfg.loss_every:
+            if curve is not None:
+                curve.append(sum(window) / len(window))
+            window = []
+    if curve is not None and window:
+        curve.append(sum(window) / len(window))
     model.eval()
     return model, sum(recent) / len(recent)
 
@@ -230,9 +264,16 @@ def _eval_forward_kwargs(model: TinyDecoder, change: str | None, seq_len: int, t
     factor = seq_len / train_len
     if factor <= 1.0:
         return {}
-    inv_freq, attention_factor = ROPE_SCALING[change](
-        model.head_dim, factor, train_len, base=model.rope_base
-    )
+    if change == "yarn-freq":
+        inv_freq, attention_factor = yarn(
+            model.head_dim, factor, train_len, base=model.rope_base, attention_factor=1.0
+        )
+    elif change == "yarn-temp":
+        inv_freq, attention_factor = model.inv_freq, yarn_attention_factor(factor)
+    else:
+        inv_freq, attention_factor = ROPE_SCALING[change](
+            model.head_dim, factor, train_len, base=model.rope_base
+        )
     return {"rope_scaling": (inv_freq.to(model.inv_freq.device), attention_factor)}
 
 
@@ -242,9 +283,12 @@ def evaluate(model: TinyDecoder, cfg: StudyConfig, task: str, variant: str, seq_
     """Accuracy and loss of ``model`` on ``cfg.eval_sequences`` fresh sequences of ``seq_len``.
 
     Returns a dict with ``status`` (``"ok"`` or ``"cannot run"``), ``accuracy`` (fraction of
-    scored positions answered correctly), ``loss`` (mean cross-entropy, nats) and
+    scored positions answered correctly), ``loss`` (mean cross-entropy, nats),
     ``accuracy_beyond`` (accuracy on scored positions ``>= train_len`` only; ``None`` when
-    there are none). The evaluation data depend only on ``task`` and ``seq_len``.
+    there are none) and ``accuracy_within`` (scored positions ``< train_len`` only: the
+    training window, where a causal model without evaluation-time changes computes exactly
+    what it computes at the training length). All are ``None`` when the variant cannot
+    run. The evaluation data depend only on ``task`` and ``seq_len``.
     """
     device = next(model.parameters()).device if device is None else device
     _, change = VARIANTS[variant]
@@ -265,19 +309,20 @@ def evaluate(model: TinyDecoder, cfg: StudyConfig, task: str, variant: str, seq_
             logits = model(x, **(kwargs or {}))
         except IndexError:
             return {"status": "cannot run", "accuracy": None, "loss": None,
-                    "accuracy_beyond": None}
+                    "accuracy_beyond": None, "accuracy_within": None}
         logp = torch.log_softmax(logits.double(), dim=-1)
         nll -= float(logp.gather(-1, y[..., None])[..., 0][m].sum())
         hit = (logits.argmax(-1) == y) & m
         correct += hit.sum(0).double().cpu()
         counted += m.sum(0).double().cpu()
-    beyond = slice(cfg.train_len, None)
+    beyond, within = slice(cfg.train_len, None), slice(None, cfg.train_len)
     n_beyond = float(counted[beyond].sum())
     return {
         "status": "ok",
         "accuracy": float(correct.sum() / counted.sum()),
         "loss": nll / float(counted.sum()),
         "accuracy_beyond": float(correct[beyond].sum()) / n_beyond if n_beyond else None,
+        "accuracy_within": float(correct[within].sum() / counted[within].sum()),
     }
 
 
@@ -297,6 +342,12 @@ def versions() -> dict:
     }
 
 
+def _row(task: str, seed: int, length: int, row: dict) -> dict:
+    return {"task": task, "seed": seed, "length": length, "status": row["status"],
+            **{k: _round(row[k]) for k in ("accuracy", "loss", "accuracy_beyond",
+                                            "accuracy_within")}}
+
+
 def run_study(cfg: StudyConfig = FULL, *, device=None, log=None) -> dict:
     """Train every scheme the variants need, evaluate every variant at every length.
 
@@ -306,44 +357,63 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, log=None) -> dict:
         log: optional ``print``-like callable for progress lines.
 
     Returns:
-        A JSON-ready dict: ``config``, ``versions``, ``device``, ``training`` (final training
-        loss per run) and ``results`` (one row per task × variant × seed × length).
+        A JSON-ready dict: ``config``, ``versions``, ``device``, ``training`` (per run: the
+        steps, final training loss and loss curve), ``results`` (one row per task ×
+        variant × seed × length) and ``budget_check`` (one row per task × budget-check
+        run × seed × length, with its ``position`` and ``steps``).
 
     Raises:
-        ValueError: an unknown task or variant in ``cfg``.
+        ValueError: an unknown task, variant or budget-check position in ``cfg``, or a
+            budget-check step count ``< 1``.
     """
     for task, variants in cfg.plan:
         check_choice("task", task, TASKS)
         for v in variants:
             check_choice("variant", v, tuple(VARIANTS))
+    for position, steps in cfg.budget_check:
+        check_choice("budget_check position", position, POSITIONS)
+        check_int("budget_check steps", steps, minimum=1)
     device = _device() if device is None else torch.device(device)
     old_threads = torch.get_num_threads()
     torch.set_num_threads(cfg.threads)
-    training, results = [], []
+    training, results, budget = [], [], []
+
+    def trained(run_cfg, task, position, seed):
+        curve = []
+        model, final = train(run_cfg, task, position, seed, device=device, curve=curve)
+        training.append({"task": task, "position": position, "seed": seed,
+                         "steps": run_cfg.steps, "final_train_loss": _round(final),
+                         "loss_curve": [_round(x) for x in curve]})
+        return model
+
+    def say(name, r):
+        if log:
+            log(f"{r['task']:6s} {name:15s} seed {r['seed']} len {r['length']:4d}"
+                f"  {r['status']:10s} acc {r['accuracy']}")
+
     try:
         for task, variants in cfg.plan:
             for position in dict.fromkeys(VARIANTS[v][0] for v in variants):
                 for seed in cfg.seeds:
-                    model, final = train(cfg, task, position, seed, device=device)
-                    training.append({"task": task, "position": position, "seed": seed,
-                                     "final_train_loss": _round(final)})
+                    model = trained(cfg, task, position, seed)
                     for variant in (v for v in variants if VARIANTS[v][0] == position):
-                        for mult in cfg.multiples:
-                            row = evaluate(model, cfg, task, variant, mult * cfg.train_len)
-                            results.append({"task": task, "variant": variant, "seed": seed,
-                                            "length": mult * cfg.train_len,
-                                            "status": row["status"],
-                                            "accuracy": _round(row["accuracy"]),
-                                            "loss": _round(row["loss"]),
-                                            "accuracy_beyond": _round(row["accuracy_beyond"])})
-                            if log:
-                                r = results[-1]
-                                log(f"{task:6s} {variant:15s} seed {seed} len {r['length']:4d}"
-                                    f"  {r['status']:10s} acc {r['accuracy']}")
+                        for n in (m * cfg.train_len for m in cfg.multiples):
+                            row = evaluate(model, cfg, task, variant, n)
+                            results.append({"variant": variant, **_row(task, seed, n, row)})
+                            say(variant, results[-1])
+            for position, steps in cfg.budget_check:
+                run_cfg = dataclasses.replace(cfg, steps=steps)
+                for seed in cfg.seeds:
+                    model = trained(run_cfg, task, position, seed)
+                    for n in (m * cfg.train_len for m in cfg.multiples):
+                        row = evaluate(model, cfg, task, position, n)
+                        budget.append({"position": position, "steps": steps,
+                                       **_row(task, seed, n, row)})
+                        say(f"{position}@{steps}", budget[-1])
     finally:
         torch.set_num_threads(old_threads)
     return {"config": cfg.to_dict(), "versions": versions(), "device": device.type,
-            "training": training, "results": results}
+            "training": training, "results": results, "budget_check": budget}
 
 
 def save_results(study: dict, path) -> None:
@@ -375,7 +445,7 @@ def summarize(study: dict, task: str, metric: str = "accuracy") -> dict:
         raise ValueError("study must be a dict with a 'results' list (see run_study)")
     tasks = tuple(dict.fromkeys(r["task"] for r in study["results"]))
     check_choice("task", task, tasks)
-    metrics = tuple(k for k in ("accuracy", "accuracy_beyond", "loss")
+    metrics = tuple(k for k in ("accuracy", "accuracy_beyond", "accuracy_within", "loss")
                     if all(k in r for r in study["results"]))
     check_choice("metric", metric, metrics)
     rows = [r for r in study["results"] if r["task"] == task]

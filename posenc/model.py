@@ -134,8 +134,15 @@ class TinyDecoder(nn.Module):
         max_position_embeddings: rows of the learned table (``position="learned"``); the
             training length, so the model has no row for any later position.
         rope_base: RoPE ``base`` (``rope_theta``), default 10000.
-        num_buckets, max_distance: T5 bias buckets and the distance where the last
-            (logarithmic) bucket starts (``position="t5"``; causal, one-directional).
+        num_buckets, max_distance: T5 bias buckets (causal, one-directional; default 16)
+            and the distance at which T5's log-spaced bucket formula reaches
+            ``num_buckets`` (``position="t5"``; default 16, a quarter of the default
+            training length 64, as T5's 128 is of its 512). Every distance
+            ``>= max_distance`` lands in the last bucket, but because the formula rounds
+            down the last bucket starts earlier: at distance 15 for these defaults, 59 for
+            32 buckets and ``max_distance=64``, 113 for T5's 32 and 128
+            (:func:`posenc.relative.relative_position_bucket`). ``max_distance`` must
+            exceed ``num_buckets // 2``, the exact range.
 
     The positional parts are built *after* the shared ones, so two models built with the
     same seed but different ``position`` start from identical token embeddings, blocks and
@@ -159,8 +166,8 @@ class TinyDecoder(nn.Module):
         d_ff: int | None = None,
         max_position_embeddings: int = 64,
         rope_base: float = 10000.0,
-        num_buckets: int = 32,
-        max_distance: int = 64,
+        num_buckets: int = 16,
+        max_distance: int = 16,
     ):
         super().__init__()
         self.position = check_choice("position", position, POSITIONS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 
 import pytest
@@ -22,6 +23,8 @@ from posenc.experiments import (
     RESULTS_PATH,
     VARIANTS,
     StudyConfig,
+    _eval_forward_kwargs,
+    build_model,
     evaluate,
     load_results,
     make_batch,
@@ -31,6 +34,9 @@ from posenc.experiments import (
     train,
 )
 from posenc.model import POSITIONS, TinyDecoder
+from posenc.relative import relative_position_bucket
+from posenc.rope import rope_inv_freq
+from posenc.scaling import ROPE_SCALING, yarn, yarn_attention_factor
 
 RESULTS = RESULTS_PATH
 
@@ -143,6 +149,28 @@ def test_rope_scaling_identity_and_effect():
         assert not torch.allclose(model(x, rope_scaling=linear(model.head_dim, 4.0)), plain)
 
 
+def test_t5_defaults_put_a_quarter_of_the_training_window_past_max_distance():
+    """Default T5 bias: 16 causal buckets, max_distance 16 = 64/4 (T5: 128 = 512/4). The
+    rounded-down log formula starts the last bucket at 15, so 49 of the 64 distances seen
+    at the training length share it (5 with 32 buckets and max_distance 64)."""
+    model = TinyDecoder(11, 11, "t5")
+    assert (model.relative.num_buckets, model.relative.max_distance) == (16, 16)
+    assert model.num_position_parameters() == 16 * 4
+    last = relative_position_bucket(-torch.arange(64), False, 16, 16) == 15
+    assert int(last.sum()) == 49 and int(torch.arange(64)[last].min()) == 15
+    old = relative_position_bucket(-torch.arange(64), False, 32, 64) == 31
+    assert int(old.sum()) == 5 and int(torch.arange(64)[old].min()) == 59
+
+
+def test_study_builds_t5_from_its_config():
+    cfg = dataclasses.replace(FULL, t5_num_buckets=8, t5_max_distance=12)
+    model = build_model(cfg, "lag", "t5", 0)
+    assert (model.relative.num_buckets, model.relative.max_distance) == (8, 12)
+    assert not model.relative.bidirectional
+    full = build_model(FULL, "lag", "t5", 0)
+    assert (full.relative.num_buckets, full.relative.max_distance) == (16, FULL.train_len // 4)
+
+
 def test_bad_model_arguments():
     with pytest.raises(ValueError, match="position must be one of"):
         _model("xpos")
@@ -163,18 +191,64 @@ def test_bad_model_arguments():
 
 TINY = StudyConfig(plan=(("lag", ("learned", "learned+interp", "rope", "rope+yarn")),),
                    steps=5, warmup=2, multiples=(1, 2), d_model=16, d_ff=32,
-                   eval_sequences=4, eval_batch=2, train_len=16)
+                   eval_sequences=4, eval_batch=2, train_len=16,
+                   budget_check=(("rope", 7),), loss_every=2)
 
 
 def test_evaluate_reports_cannot_run_and_never_raises():
     model, _ = train(TINY, "lag", "learned", 0)
     row = evaluate(model, TINY, "lag", "learned", 32)
     assert row == {"status": "cannot run", "accuracy": None, "loss": None,
-                   "accuracy_beyond": None}
+                   "accuracy_beyond": None, "accuracy_within": None}
     row = evaluate(model, TINY, "lag", "learned+interp", 32)
     assert row["status"] == "ok" and 0.0 <= row["accuracy"] <= 1.0
     assert row["accuracy_beyond"] is not None
-    assert evaluate(model, TINY, "lag", "learned", 16)["accuracy_beyond"] is None
+    at_len = evaluate(model, TINY, "lag", "learned", 16)
+    assert at_len["accuracy_beyond"] is None
+    assert at_len["accuracy_within"] == at_len["accuracy"]
+
+
+def test_accuracy_splits_into_the_training_window_and_beyond():
+    """accuracy = weighted mean of accuracy_within (positions lag … L−1) and
+    accuracy_beyond (positions L … n−1); a causal model without evaluation-time changes
+    scores the training window of a long sequence exactly as it would on its own."""
+    cfg = dataclasses.replace(TINY, steps=30, eval_sequences=8)
+    model, _ = train(cfg, "lag", "rope", 0)
+    n, L, lag = 48, cfg.train_len, cfg.lag
+    row = evaluate(model, cfg, "lag", "rope", n)
+    mixed = ((L - lag) * row["accuracy_within"] + (n - L) * row["accuracy_beyond"]) / (n - lag)
+    assert row["accuracy"] == pytest.approx(mixed, abs=1e-12)
+    tokens, targets, mask = make_batch("lag", cfg.eval_sequences, n,
+                                       torch.Generator().manual_seed(7919 * n), vocab_size=32)
+    with torch.no_grad():
+        short = model(tokens[:, :L]).argmax(-1)
+    hit = (short == targets[:, :L]) & mask[:, :L]
+    assert row["accuracy_within"] == pytest.approx(float(hit.sum() / mask[:, :L].sum()),
+                                                   abs=1e-12)
+
+
+def test_rope_variants_pass_the_scaling_they_name():
+    """rope+yarn-freq = YaRN's frequencies with attention factor 1; rope+yarn-temp = the
+    trained frequencies with YaRN's factor 0.1·ln s + 1; the others are ROPE_SCALING
+    methods. Every variant is plain RoPE at (or below) the training length."""
+    model = _model("rope")
+    hd, L, n = model.head_dim, 16, 64
+    got = {v: _eval_forward_kwargs(model, VARIANTS[v][1], n, L)["rope_scaling"]
+           for v in VARIANTS if VARIANTS[v][1] and VARIANTS[v][0] == "rope"}
+    assert set(got) == {"rope+pi", "rope+ntk", "rope+yarn", "rope+yarn-freq", "rope+yarn-temp"}
+    full_freq, full_factor = yarn(hd, 4.0, L)
+    assert full_factor == yarn_attention_factor(4.0) == pytest.approx(0.1 * math.log(4) + 1)
+    torch.testing.assert_close(got["rope+yarn"][0], full_freq, rtol=0, atol=0)
+    torch.testing.assert_close(got["rope+yarn-freq"][0], full_freq, rtol=0, atol=0)
+    assert got["rope+yarn-freq"][1] == 1.0 and got["rope+yarn"][1] == full_factor
+    torch.testing.assert_close(got["rope+yarn-temp"][0], rope_inv_freq(hd), rtol=0, atol=0)
+    assert got["rope+yarn-temp"][1] == full_factor
+    for v, method in (("rope+pi", "linear"), ("rope+ntk", "ntk_aware")):
+        inv_freq, factor = ROPE_SCALING[method](hd, 4.0, L)
+        torch.testing.assert_close(got[v][0], inv_freq, rtol=0, atol=0)
+        assert got[v][1] == factor
+    for v in got:
+        assert _eval_forward_kwargs(model, VARIANTS[v][1], L, L) == {}
 
 
 def test_study_is_deterministic_and_round_trips(tmp_path):
@@ -187,12 +261,44 @@ def test_study_is_deterministic_and_round_trips(tmp_path):
     assert path.read_bytes() == first
     assert {r["variant"] for r in a["results"]} == {"learned", "learned+interp", "rope",
                                                     "rope+yarn"}
-    assert len(a["training"]) == 2  # learned and rope trained once each; variants reuse them
+    # learned and rope trained once each (variants reuse them), then the budget check
+    assert [(t["position"], t["steps"]) for t in a["training"]] == [
+        ("learned", 5), ("rope", 5), ("rope", 7)]
+    assert [len(t["loss_curve"]) for t in a["training"]] == [3, 3, 4]  # windows of 2 steps
+    assert [(r["position"], r["steps"], r["length"]) for r in a["budget_check"]] == [
+        ("rope", 7, 16), ("rope", 7, 32)]
+
+
+def test_loss_curve_is_the_mean_of_each_window():
+    cfg = dataclasses.replace(TINY, steps=6, loss_every=4)
+    curve = []
+    model, final = train(cfg, "lag", "rope", 0, curve=curve)
+    assert len(curve) == 2  # steps 1-4, then the last 2
+    again = []
+    train(dataclasses.replace(cfg, loss_every=1), "lag", "rope", 0, curve=again)
+    assert curve == pytest.approx([sum(again[:4]) / 4, sum(again[4:]) / 2], abs=1e-12)
+    assert final == pytest.approx(sum(again) / 6, abs=1e-12)  # fewer than 20 steps: all
+
+
+def test_budget_check_retrains_with_more_steps():
+    """The budget-check run is the same model and data with a longer schedule: its first
+    loss window equals the main run's (same initial weights, same first batches, same
+    warm-up)."""
+    study = run_study(dataclasses.replace(TINY, plan=(("lag", ("rope",)),),
+                                          budget_check=(("rope", 9),)))
+    main, longer = study["training"]
+    assert (main["steps"], longer["steps"]) == (5, 9)
+    assert main["loss_curve"][0] == longer["loss_curve"][0]
+    assert len(study["budget_check"]) == len(TINY.multiples)
 
 
 def test_run_study_rejects_unknown_variants():
     with pytest.raises(ValueError, match="variant must be one of"):
         run_study(dataclasses.replace(TINY, plan=(("lag", ("rope+magic",)),)))
+    with pytest.raises(ValueError, match="budget_check position must be one of"):
+        run_study(dataclasses.replace(TINY, budget_check=(("xpos", 10),)))
+    with pytest.raises(ValueError, match="budget_check steps must be an integer >= 1"):
+        run_study(dataclasses.replace(TINY, budget_check=(("rope", 0),)))
 
 
 @pytest.fixture(scope="module")
@@ -221,9 +327,16 @@ def test_quick_study_claims(quick):
         assert acc[v][0] > 0.9, (v, acc[v])
     # sinusoidal (absolute) collapses past the training length; RoPE keeps more, and YaRN
     # applied at evaluation time keeps at least as much as plain RoPE
+    beyond = summarize(study, "lag", "accuracy_beyond")
     assert acc["sinusoidal"][long] < 0.5
-    assert acc["rope"][long] > acc["sinusoidal"][long] + 0.05
-    assert acc["rope+yarn"][long] >= acc["rope"][long]
+    assert beyond["sinusoidal"][long] < 0.1
+    assert beyond["rope"][long] > beyond["sinusoidal"][long] + 0.05
+    assert beyond["rope+yarn"][long] >= beyond["rope"][long]
+    # of YaRN's two changes the frequencies do the work: frequencies alone match full YaRN
+    # and beat plain RoPE by far; the logit scale alone stays at plain RoPE
+    assert abs(beyond["rope+yarn-freq"][long] - beyond["rope+yarn"][long]) < 0.05
+    assert beyond["rope+yarn-freq"][long] > beyond["rope"][long] + 0.3
+    assert abs(beyond["rope+yarn-temp"][long] - beyond["rope"][long]) < 0.05
 
 
 # --------------------------------------------------------------------------- committed results
@@ -250,3 +363,26 @@ def test_committed_learned_rows(committed):
     for row in committed["results"]:
         if row["variant"] == "learned":
             assert (row["status"] == "ok") == (row["length"] <= FULL.train_len)
+
+
+def test_committed_training_and_budget_check(committed):
+    """One training row per scheme plus one per budget-check run, each with a loss curve of
+    ``steps / loss_every`` windows; the budget check evaluated at every length."""
+    schemes = list(dict.fromkeys(VARIANTS[v][0] for _, vs in FULL.plan for v in vs))
+    runs = [(p, FULL.steps) for p in schemes] + [tuple(b) for b in FULL.budget_check]
+    assert [(t["position"], t["steps"]) for t in committed["training"]] == runs
+    for t in committed["training"]:
+        assert len(t["loss_curve"]) == math.ceil(t["steps"] / FULL.loss_every)
+    assert [(r["position"], r["steps"], r["length"]) for r in committed["budget_check"]] == [
+        (p, n, m * FULL.train_len) for p, n in FULL.budget_check for m in FULL.multiples]
+
+
+def test_committed_within_and_beyond_recombine(committed):
+    """accuracy is the position-weighted mean of accuracy_within and accuracy_beyond."""
+    L, lag = FULL.train_len, FULL.lag
+    for row in committed["results"] + committed["budget_check"]:
+        if row["status"] != "ok" or row["length"] == L:
+            continue
+        n = row["length"]
+        mixed = ((L - lag) * row["accuracy_within"] + (n - L) * row["accuracy_beyond"]) / (n - lag)
+        assert row["accuracy"] == pytest.approx(mixed, abs=2e-4)  # each rounded to 4 dp
