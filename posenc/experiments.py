@@ -20,7 +20,7 @@ plus YaRN's two changes one at a time (its frequencies with no logit scaling, an
 trained frequencies with its logit scaling). A learned table asked for a position it does
 not have is recorded as ``"cannot run"``.
 
-A budget check (:attr:`StudyConfig.budget_check`) trains chosen schemes again with more
+A budget check (``budget_check`` of :class:`StudyConfig`) trains chosen schemes again with more
 steps, to tell "cannot learn the task" from "has not learned it yet"; every training run
 also records its loss curve.
 
