@@ -69,6 +69,36 @@ def check_float_dtype(name: str, dtype) -> torch.dtype:
     return dtype
 
 
+def check_float_tensor(name: str, t, shape: str, *, min_ndim: int = 2) -> torch.Tensor:
+    """Return ``t`` if it is a floating tensor with at least ``min_ndim`` dims; raise otherwise.
+
+    ``shape`` is the expected shape as written in the error message, e.g. ``"(..., s, d)"``.
+    """
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if not t.is_floating_point():
+        raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+    if t.ndim < min_ndim:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(t.shape)}")
+    return t
+
+
+def check_lengths(q_len, k_len=None, *, queries_last: bool = True) -> tuple[int, int]:
+    """Return ``(q_len, k_len)`` as ints ``>= 0`` (``k_len`` defaults to ``q_len``).
+
+    With ``queries_last`` the queries are the last ``q_len`` of the ``k_len`` keys (the KV-cache
+    layout), so ``k_len < q_len`` is an error.
+    """
+    q_len = check_int("q_len", q_len, minimum=0)
+    k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+    if queries_last and k_len < q_len:
+        raise ValueError(
+            f"k_len must be >= q_len (the queries are the last q_len of the k_len keys), "
+            f"got q_len={q_len}, k_len={k_len}"
+        )
+    return q_len, k_len
+
+
 def check_choice(name: str, value, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``; raise otherwise."""
     if value not in choices:

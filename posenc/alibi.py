@@ -26,7 +26,7 @@ import math
 
 import torch
 
-from ._checks import check_choice, check_int
+from ._checks import check_choice, check_int, check_lengths
 from .relative import _toeplitz, relative_positions
 
 FORMS = ("distance", "row")
@@ -124,13 +124,7 @@ def alibi_bias(
     unpadded sequence).
     """
     num_heads = check_int("num_heads", num_heads, minimum=1)
-    q_len = check_int("q_len", q_len, minimum=0)
-    k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
-    if k_len < q_len:
-        raise ValueError(
-            f"k_len must be >= q_len (the queries are the last q_len of the k_len keys), "
-            f"got q_len={q_len}, k_len={k_len}"
-        )
+    q_len, k_len = check_lengths(q_len, k_len)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {causal!r}")
     form = check_choice("form", form, FORMS)

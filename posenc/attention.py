@@ -19,7 +19,13 @@ import math
 
 import torch
 
-from ._checks import broadcast_shape, check_int, check_real
+from ._checks import (
+    broadcast_shape,
+    check_float_tensor,
+    check_int,
+    check_lengths,
+    check_real,
+)
 
 __all__ = ["KVCache", "attention", "causal_mask"]
 
@@ -35,13 +41,7 @@ def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.T
     Raises:
         ValueError: ``q_len < 0``, or ``k_len < q_len``.
     """
-    q_len = check_int("q_len", q_len, minimum=0)
-    k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
-    if k_len < q_len:
-        raise ValueError(
-            f"k_len must be >= q_len for a causal mask (queries are the last q_len keys), "
-            f"got q_len={q_len}, k_len={k_len}"
-        )
+    q_len, k_len = check_lengths(q_len, k_len)
     i = torch.arange(q_len, device=device)[:, None] + (k_len - q_len)
     j = torch.arange(k_len, device=device)[None, :]
     return j <= i
@@ -88,12 +88,7 @@ def attention(
     Press et al. (2022).
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.ndim < 2:
-            raise ValueError(f"{name} must have shape (..., seq, dim), got {tuple(t.shape)}")
-        if not t.is_floating_point():
-            raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+        check_float_tensor(name, t, "(..., seq, dim)")
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(
             f"q, k and v must share one dtype, got {q.dtype}, {k.dtype} and {v.dtype}"
@@ -248,12 +243,7 @@ class KVCache:
         """
         layer = self._layer(layer)
         for name, t in (("k", k), ("v", v)):
-            if not isinstance(t, torch.Tensor):
-                raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-            if not t.is_floating_point():
-                raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
-            if t.ndim < 2:
-                raise ValueError(f"{name} must have shape (..., n, dim), got {tuple(t.shape)}")
+            check_float_tensor(name, t, "(..., n, dim)")
         if k.shape[:-1] != v.shape[:-1]:
             raise ValueError(
                 f"k and v must agree on (..., n), got k {tuple(k.shape)} and v {tuple(v.shape)}"

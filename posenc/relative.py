@@ -26,7 +26,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import as_positions, check_int, check_real
+from ._checks import as_positions, check_int, check_lengths, check_real
 
 __all__ = [
     "RelativePositionBias",
@@ -91,8 +91,7 @@ def relative_positions(
     Source: Shaw et al. (2018), section 3.2 (``j − i``); matches ``transformers``'
     ``T5Attention.compute_bias`` (``memory_position − context_position``).
     """
-    q_len = check_int("q_len", q_len, minimum=0)
-    k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+    q_len, k_len = check_lengths(q_len, k_len, queries_last=False)
     offset = _query_offset(q_len, k_len, query_offset)
     query = torch.arange(q_len, device=device)[:, None] + offset
     key = torch.arange(k_len, device=device)[None, :]
@@ -389,8 +388,7 @@ class RelativePositionBias(nn.Module):
         Raises:
             ValueError: as :func:`relative_positions`.
         """
-        q_len = check_int("q_len", q_len, minimum=0)
-        k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+        q_len, k_len = check_lengths(q_len, k_len, queries_last=False)
         offset = _query_offset(q_len, k_len, query_offset)
         if q_len == 0 or k_len == 0:
             return self.weight[self.buckets(q_len, k_len, query_offset=offset)].permute(2, 0, 1)

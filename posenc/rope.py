@@ -27,6 +27,7 @@ from ._checks import (
     broadcast_shape,
     check_choice,
     check_even,
+    check_float_tensor,
     check_int,
     check_real,
 )
@@ -225,13 +226,7 @@ def _check_pairs(x) -> None:
 
 
 def _check_x(x) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating tensor, got dtype {x.dtype}")
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., s, head_dim), got {tuple(x.shape)}")
-    return x
+    return check_float_tensor("x", x, "(..., s, head_dim)")
 
 
 def _table_dtype(x: torch.Tensor) -> torch.dtype:
