@@ -135,7 +135,7 @@ def test_apply_rope_matches_pairwise_reference(layout, d, r):
 def test_interleaved_equals_paper_matrix(d, m, base):
     inv = rope_inv_freq(d, base, dtype=F64)
     R = ref_rotation_matrix(m, d, base)
-    assert torch.allclose(rotation_matrix(m, inv), R, atol=1e-12)
+    assert torch.allclose(rotation_matrix(m, inv, layout="interleaved"), R, atol=1e-12)
     x = rand(3, d, seed=m % 7)
     out = apply_rope(x[:, None, :], [m], inv_freq=inv, layout="interleaved")[:, 0]
     assert torch.allclose(out, x @ R.T, atol=1e-12)
@@ -154,6 +154,34 @@ def test_three_forms_agree(layout, d, r):
     c = torch.einsum("sij,bhsj->bhsi", R, x)
     assert torch.allclose(a, b, atol=1e-12)
     assert torch.allclose(a, c, atol=1e-12)
+
+
+def test_every_layout_default_is_half():
+    """One default for the whole module, so no pair of functions disagrees silently."""
+    import inspect
+
+    import posenc.rope as rope_module
+
+    defaults = {
+        name: inspect.signature(fn).parameters["layout"].default
+        for name, fn in inspect.getmembers(rope_module, inspect.isfunction)
+        if name in rope_module.__all__ and "layout" in inspect.signature(fn).parameters
+    }
+    assert {"apply_rope", "apply_rope_complex", "rotation_matrix", "rope_cos_sin"} <= set(
+        defaults
+    )
+    assert set(defaults.values()) == {"half"}, defaults
+
+
+@pytest.mark.parametrize("d,m", [(2, 1), (8, 3), (16, -5), (64, 1000)])
+def test_default_identities(d, m):
+    """With every default: apply_rope(x, [m]) == x @ R_mᵀ == apply_rope_complex(x, [m])."""
+    x = rand(3, 1, d, seed=d + m % 11)
+    inv = rope_inv_freq(d, dtype=F64)
+    out = apply_rope(x, [m])
+    assert torch.allclose(out, x @ rotation_matrix(m, inv).T, atol=1e-12)
+    assert torch.allclose(out, apply_rope_complex(x, [m]), atol=1e-12)
+    assert torch.allclose(out, apply_rope(x, [m], layout="half"), atol=0)
 
 
 def test_cos_sin_layouts_attention_factor_and_dtype():
@@ -245,6 +273,65 @@ def test_gpt_neox_parity_partial_rotation():
     q_hf, k_hf = apply_rotary_pos_emb(q, k, cos, sin)
     assert torch.allclose(apply_rope(q, torch.arange(5), rotary_dim=r), q_hf, atol=1e-12)
     assert torch.allclose(apply_rope(k, cos=cos[:, None], sin=sin[:, None]), k_hf, atol=1e-12)
+
+
+@pytest.mark.parametrize("head_dim,rotary_pct,theta", [(64, 0.25, 10000.0), (32, 0.5, 10000.0),
+                                                      (128, 0.25, 500000.0)])
+def test_gpt_neox_parity_own_frequencies(head_dim, rotary_pct, theta):
+    """transformers' GPT-NeoX rotary module computes its own partial-rotary frequencies
+    (``partial_rotary_factor``, read from ``rotary_pct``); apply_rope with ``rotary_dim``
+    reproduces the whole pipeline, not only the rotation given posenc's tables."""
+    from transformers import GPTNeoXConfig
+    from transformers.models.gpt_neox.modeling_gpt_neox import (
+        GPTNeoXRotaryEmbedding,
+        apply_rotary_pos_emb,
+    )
+
+    cfg = GPTNeoXConfig(hidden_size=head_dim * 4, num_attention_heads=4,
+                        rotary_pct=rotary_pct,
+                        rope_parameters={"rope_type": "default", "rope_theta": theta})
+    assert cfg.rope_parameters["partial_rotary_factor"] == rotary_pct
+    emb = GPTNeoXRotaryEmbedding(cfg)
+    r = int(head_dim * rotary_pct)
+    assert emb.inv_freq.shape == (r // 2,)
+    # float32 arithmetic in transformers, float64 rounded once here: within one ulp
+    assert torch.allclose(rope_inv_freq(head_dim, theta, rotary_dim=r), emb.inv_freq,
+                          rtol=2e-7, atol=0)
+    q = rand(2, 4, 9, head_dim, seed=18, dtype=torch.float32)
+    k = rand(2, 4, 9, head_dim, seed=19, dtype=torch.float32)
+    pid = torch.tensor([list(range(9)), list(range(500, 509))])
+    cos, sin = emb(q, pid)
+    q_hf, k_hf = apply_rotary_pos_emb(q, k, cos, sin)
+    assert torch.allclose(apply_rope(q, pid[:, None], inv_freq=emb.inv_freq), q_hf, atol=1e-6)
+    assert torch.allclose(apply_rope(k, pid[:, None], base=theta, rotary_dim=r), k_hf,
+                          atol=1e-4)
+    assert torch.equal(q_hf[..., r:], q[..., r:])
+
+
+def test_bf16_posenc_rotates_in_fp32_transformers_in_bf16():
+    """The module docstring's precision statement: with positions, apply_rope rotates a bf16
+    tensor in float32 and rounds once (Meta's recipe); transformers casts its tables to
+    bf16 and rotates in bf16. Given transformers' tables, apply_rope reproduces it bit for
+    bit; the two recipes differ, and the bf16 one is further from the float32 rotation."""
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    emb = _llama_rotary(64, 10000.0)
+    x = rand(1, 1, 8192, 64, seed=20, dtype=torch.float32).to(torch.bfloat16)
+    pid = torch.arange(8192)[None]
+    cos, sin = emb(x, pid)
+    assert cos.dtype == torch.bfloat16
+    hf, _ = apply_rotary_pos_emb(x, x, cos, sin)
+    assert torch.equal(apply_rope(x, cos=cos[:, None], sin=sin[:, None]), hf)
+    my_cos, my_sin = rope_cos_sin(pid, emb.inv_freq, dtype=torch.bfloat16)
+    assert torch.equal(my_cos, cos) and torch.equal(my_sin, sin)
+    ours = apply_rope(x, torch.arange(8192), inv_freq=emb.inv_freq)
+    fp32 = apply_rope(x.float(), torch.arange(8192), inv_freq=emb.inv_freq)
+    assert torch.equal(ours, fp32.to(torch.bfloat16))
+    differ = (ours != hf).float().mean().item()
+    assert 0.3 < differ < 0.5
+    err_hf = (hf.float() - fp32).abs().max().item()
+    err_ours = (ours.float() - fp32).abs().max().item()
+    assert err_ours < err_hf
 
 
 def test_gptj_parity_interleaved_layout():
@@ -439,7 +526,8 @@ def test_vo_mode_equals_relative_value_rotation():
     out, w = rope_attention(q, k, v, pos, values="vo", layout="interleaved")
     inv = rope_inv_freq(8, dtype=F64)
     ref = torch.stack([
-        sum(w[i, j] * rotation_matrix(int(pos[j] - pos[i]), inv) @ v[j] for j in range(5))
+        sum(w[i, j] * rotation_matrix(int(pos[j] - pos[i]), inv, layout="interleaved") @ v[j]
+            for j in range(5))
         for i in range(5)
     ])
     assert torch.allclose(out, ref, atol=1e-12)
