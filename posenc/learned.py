@@ -4,7 +4,8 @@ Shape notation: ``L`` = ``max_position_embeddings`` rows, ``d`` = ``dim`` channe
 
 The table is an ordinary trainable ``(L, d)`` parameter looked up by position and added to
 the token embeddings: ``h_pos = e_pos + P[pos]`` (Devlin et al., 2019, section 3; Radford
-et al., 2019; Dosovitskiy et al., 2021, eq. 1). A position ``>= L`` has no row: this module
+et al., 2018, section 4.1, for GPT — GPT-2's report does not mention positions, its code
+has the learned table ``wpe``; Dosovitskiy et al., 2021, eq. 1). A position ``>= L`` has no row: this module
 refuses it with an :class:`IndexError` that names the limit, *before* any indexing.
 """
 
@@ -26,9 +27,11 @@ class LearnedPositionalEmbedding(nn.Module):
         max_position_embeddings: number of rows ``L`` (e.g. 512 for BERT-base, 1024 for
             GPT-2, 77 for CLIP's text encoder); an integer ``>= 1``.
         dim: width ``d`` of each vector; an integer ``>= 1``.
-        init_std: standard deviation of the normal initialisation (0.02 as in BERT and
-            ``transformers``' GPT-2; OpenAI's original GPT-2 code uses 0.01 for its position
-            table); ``>= 0``.
+        init_std: standard deviation of the (untruncated) normal initialisation; ``>= 0``.
+            The default 0.02 is ``transformers``' ``initializer_range`` for BERT and GPT-2.
+            Google's original BERT code draws from a normal truncated at two standard
+            deviations with ``stddev=0.02``, whose actual standard deviation is ≈ 0.0176;
+            OpenAI's original GPT-2 code uses 0.01 for its position table.
 
     Attributes:
         weight: ``(L, d)`` :class:`torch.nn.Parameter`.
@@ -105,8 +108,18 @@ class LearnedPositionalEmbedding(nn.Module):
         Row ``j`` of the new table samples the old table at the fractional position
         ``j · (L − 1)/(new_max − 1)`` (``align_corners=True``: the first and last rows are
         kept exactly, the rows in between are convex mixtures of two neighbours). This is the
-        hack used to stretch BERT-style tables and, in 2-D, ViT's patch-position grid
-        (Dosovitskiy et al., 2021, section 3.2, which uses bicubic 2-D interpolation).
+        hack used to stretch BERT-style tables and, in 2-D, ViT's patch-position grid.
+        ViT's paper (Dosovitskiy et al., 2021, section 3.2) says only "2D interpolation";
+        two conventions are in use for it:
+
+        * the official ``vit_jax`` code calls ``scipy.ndimage.zoom(..., order=1)``:
+          (bi)linear, and with zoom's default ``grid_mode=False`` output sample ``j`` is
+          taken at input ``j · (L − 1)/(L' − 1)`` — corners aligned, the sampling of this
+          method;
+        * timm and ``transformers`` (``ViTEmbeddings.interpolate_pos_encoding``) use
+          ``F.interpolate(..., mode="bicubic", align_corners=False)``: cubic weights, and
+          sample centres rather than corners aligned, so even the end rows are not copied.
+
         The model never saw the mixed rows during training, so they are an approximation.
 
         Args:
