@@ -5,8 +5,9 @@ Shape notation: ``L`` = ``max_position_embeddings`` rows, ``d`` = ``dim`` channe
 The table is an ordinary trainable ``(L, d)`` parameter looked up by position and added to
 the token embeddings: ``h_pos = e_pos + P[pos]`` (Devlin et al., 2019, section 3; Radford
 et al., 2018, section 4.1, for GPT — GPT-2's report does not mention positions, its code
-has the learned table ``wpe``; Dosovitskiy et al., 2021, eq. 1). A position ``>= L`` has no row: this module
-refuses it with an :class:`IndexError` that names the limit, *before* any indexing.
+has the learned table ``wpe``; Dosovitskiy et al., 2021, eq. 1). A position ``>= L`` has
+no row: this module refuses it with an :class:`IndexError` that names the limit, *before*
+any indexing.
 """
 
 from __future__ import annotations
