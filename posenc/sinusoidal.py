@@ -8,9 +8,13 @@ position) and
 * ``PE[pos, 2i]   = sin(pos · ω_i)``
 * ``PE[pos, 2i+1] = cos(pos · ω_i)``
 
-That is the paper's *interleaved* layout. The tensor2tensor and fairseq code write the
-same numbers as ``[sin(pos·ω_0) … sin(pos·ω_{d/2−1}), cos(pos·ω_0) … cos(pos·ω_{d/2−1})]``
-(the *concat* layout): a fixed permutation of the columns, see :func:`concat_permutation`.
+That is the paper's *interleaved* layout. The *concat* layout writes
+``[sin(pos·ω_0) … sin(pos·ω_{d/2−1}), cos(pos·ω_0) … cos(pos·ω_{d/2−1})]``: a fixed
+permutation of the columns, see :func:`concat_permutation`. That column order is the one of
+the tensor2tensor and fairseq code, but those code bases also use another frequency grid,
+``ω_i = base^(−i/(d/2 − 1))`` (for ``d = 8``: 1, 0.0464, 0.00215, 0.0001 instead of 1, 0.1,
+0.01, 0.001), so their numbers differ from the paper's; ``layout="concat"`` only reorders
+the paper's columns.
 
 Tables are computed in float64 and cast to the requested ``dtype`` at the end, so the
 float32 default is correctly rounded for every position below ~2**24.
