@@ -121,7 +121,8 @@ def make_grid_batch(batch_size: int, grid, generator: torch.Generator, *,
         which has no patch below.
 
     Raises:
-        ValueError/TypeError: a size below its minimum or not an integer.
+        ValueError: a size below its minimum.
+        TypeError: a size that is not an integer.
     """
     batch_size = check_int("batch_size", batch_size, minimum=1)
     H, W = (check_int(f"grid[{a}]", n, minimum=1) for a, n in enumerate(grid))
@@ -144,7 +145,7 @@ class GridAttention(nn.Module):
     (no mask), and a linear read-out to token logits.
 
     Args:
-        scheme: one of :data:`SCHEMES`.
+        scheme: ``"raster_rope"``, ``"axial_rope"`` or ``"learned_2d"`` (``SCHEMES``).
         cfg: the :class:`GridConfig` (vocabulary, width, base, training grid).
 
     Shared parameters are created first and in the same order for every scheme, so one

@@ -129,7 +129,9 @@ def axial_inv_freq(
     Source: Heo et al. (2024), "RoPE-Axial" (the axial 2-D RoPE of ViTs); with
     ``ladder="per_axis"`` and ``[d/2, d/2]`` matches ``transformers``'
     ``Qwen2VLVisionRotaryEmbedding``; with ``ladder="shared"`` and ``[d/2, d/2]`` matches
-    ``PixtralVisionRotaryEmbedding`` (``inv_freq[0::2]`` for ``h``, ``[1::2]`` for ``w``).
+    ``PixtralVisionRotaryEmbedding`` (``inv_freq[0::2]`` for ``h``, ``[1::2]`` for ``w``);
+    with ``"per_axis"``, positions ``(w + 1, h + 1)`` and ``layout="interleaved"`` matches
+    ``Llama4VisionRotaryEmbedding``.
     """
     dims = _int_list("axes_dim", axes_dim, minimum=2)
     for a, n in enumerate(dims):

@@ -572,3 +572,23 @@ def test_long_video_hw_rule_is_transformers(model):
     paper = mrope_position_ids(seq, video_grid_thw=videos, spatial_merge_size=2, **ours)
     assert torch.equal(hw, ref[:, 0].T)
     assert int(paper[-3, 0]) == int(paper[:-3].max()) + 1 > int(hw[-3, 0])
+
+
+@pytest.mark.parametrize(("hidden", "heads", "image", "patch"), [(128, 2, 56, 14),
+                                                                 (192, 3, 48, 8)])
+def test_llama4_vision_rope_matches_transformers(hidden, heads, image, patch):
+    """Llama 4's vision encoder: axial RoPE on (w + 1, h + 1), interleaved layout."""
+    from transformers import Llama4VisionConfig
+    from transformers.models.llama4.modeling_llama4 import Llama4VisionRotaryEmbedding
+
+    cfg = Llama4VisionConfig(hidden_size=hidden, num_attention_heads=heads,
+                             image_size=image, patch_size=patch)
+    freqs_ci = Llama4VisionRotaryEmbedding._compute_freqs_ci(cfg)[:-1, 0]  # drop CLS
+    side, head_dim = image // patch, hidden // heads
+    pos = grid_positions((side, side)).flip(-1) + 1  # (w + 1, h + 1) per patch
+    inv_freq, axis_of_pair = axial_inv_freq([head_dim // 2] * 2, 1e4)
+    x = torch.randn(side * side, head_dim)
+    got = apply_multi_axis_rope(x, pos, inv_freq, axis_of_pair, layout="interleaved")
+    ref = torch.view_as_real(torch.view_as_complex(x.reshape(-1, head_dim // 2, 2))
+                             * freqs_ci).flatten(-2)
+    torch.testing.assert_close(got, ref, rtol=0, atol=5e-6)
