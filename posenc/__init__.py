@@ -5,6 +5,8 @@ One module per idea; torch tensors throughout (numpy/matplotlib only at the edge
 * :mod:`posenc.sinusoidal` — Vaswani et al. (2017) sinusoidal table and its shift map.
 * :mod:`posenc.learned` — a learned absolute table (BERT/GPT-2/ViT) with an explicit limit.
 * :mod:`posenc.rope` — rotary embedding (RoFormer): frequencies, cos/sin tables, both layouts.
+* :mod:`posenc.multi_axis` — RoPE over 2-D/3-D positions: axial RoPE, M-RoPE (Qwen2-VL,
+  Qwen3-VL) and the position ids of text + image + video sequences.
 * :mod:`posenc.scaling` — RoPE context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3),
   every method returning ``(inv_freq, attention_factor)``; registry ``ROPE_SCALING``.
 * :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.
@@ -17,7 +19,7 @@ stay in their module. ``posenc.attention`` is the module; its function is
 ``posenc.attention.attention``.
 """
 
-from . import alibi, attention, learned, relative, rope, scaling, sinusoidal
+from . import alibi, attention, learned, multi_axis, relative, rope, scaling, sinusoidal
 from .alibi import alibi_bias, alibi_slopes
 from .attention import KVCache, causal_mask
 from .learned import LearnedPositionalEmbedding
@@ -47,6 +49,7 @@ __all__ = [
     "causal_mask",
     "concat_permutation",
     "learned",
+    "multi_axis",
     "relative",
     "relative_position_bucket",
     "rope",
