@@ -9,7 +9,8 @@ One module per idea; torch tensors throughout (numpy/matplotlib only at the edge
   every method returning ``(inv_freq, attention_factor)``; registry ``ROPE_SCALING``.
 * :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.
 * :mod:`posenc.alibi` — ALiBi slopes for any head count and the bias matrices.
-* :mod:`posenc.attention` — readable scaled dot-product attention and a KV cache.
+* :mod:`posenc.attention` — readable scaled dot-product attention, causal and
+  sliding-window masks, and a KV cache.
 * :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure style.
 
 The most used names are re-exported here; method-specific names (``posenc.scaling.yarn``)
@@ -19,7 +20,7 @@ stay in their module. ``posenc.attention`` is the module; its function is
 
 from . import alibi, attention, learned, relative, rope, scaling, sinusoidal
 from .alibi import alibi_bias, alibi_slopes
-from .attention import KVCache, causal_mask
+from .attention import KVCache, causal_mask, sliding_window_mask
 from .learned import LearnedPositionalEmbedding
 from .relative import RelativePositionBias, relative_position_bucket
 from .rope import apply_rope, rope_angles, rope_cos_sin, rope_inv_freq, rotation_matrix
@@ -60,4 +61,5 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_encoding_at",
     "sinusoidal_inv_freq",
+    "sliding_window_mask",
 ]

@@ -10,7 +10,9 @@ Shape notation: ``...`` any leading batch/head dims, ``q`` query length, ``k`` k
 
 with ``scale = 1/√d`` by default (Vaswani et al., 2017, eq. 1). Every positional scheme in
 the book plugs in here: absolute encodings change the inputs, RoPE rotates ``Q`` and ``K``
-before the call, and relative biases (T5, ALiBi) arrive as ``bias``.
+before the call, and relative biases (T5, ALiBi) arrive as ``bias``. Masks are boolean,
+``True`` = may attend: :func:`causal_mask` and :func:`sliding_window_mask` (the local
+layers of Mistral, Gemma 2/3 and gpt-oss).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ._checks import (
     check_real,
 )
 
-__all__ = ["KVCache", "attention", "causal_mask"]
+__all__ = ["KVCache", "attention", "causal_mask", "sliding_window_mask"]
 
 
 def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.Tensor:
@@ -45,6 +47,43 @@ def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.T
     i = torch.arange(q_len, device=device)[:, None] + (k_len - q_len)
     j = torch.arange(k_len, device=device)[None, :]
     return j <= i
+
+
+def sliding_window_mask(
+    q_len: int, k_len: int | None, window: int, *, device=None
+) -> torch.Tensor:
+    """Boolean ``(q_len, k_len)`` causal sliding-window mask, ``True`` = may attend.
+
+    As in :func:`causal_mask`, the queries are the *last* ``q_len`` of the ``k_len``
+    positions: query ``i`` sits at absolute position ``p = k_len − q_len + i`` and sees key
+    ``j`` iff ``0 <= p − j < window``, i.e. the ``window`` most recent positions *including
+    itself*. ``window >= k_len`` gives the plain causal mask; ``window = 1`` lets each
+    query see only itself.
+
+    Args:
+        q_len: number of queries, ``>= 0``.
+        k_len: number of keys, ``>= q_len``; ``None`` means ``q_len``.
+        window: number of positions each query sees (itself included), ``>= 1``; this is
+            ``config.sliding_window`` of Mistral, Gemma 2/3 and gpt-oss in ``transformers``.
+        device: device of the returned mask (default: torch's default device).
+
+    Returns:
+        ``(q_len, k_len)`` bool tensor.
+
+    Raises:
+        TypeError: a length or ``window`` that is not an integer.
+        ValueError: ``q_len < 0``, ``k_len < q_len``, or ``window < 1``.
+
+    Source: matches ``transformers`` 5.24 ``masking_utils.sliding_window_causal_mask_function``
+    (``kv_idx > q_idx − sliding_window`` and ``kv_idx <= q_idx``) with ``q_offset =
+    k_len − q_len`` (tested): the window counts the query itself.
+    """
+    q_len, k_len = check_lengths(q_len, k_len)
+    window = check_int("window", window, minimum=1)
+    i = torch.arange(q_len, device=device)[:, None] + (k_len - q_len)
+    j = torch.arange(k_len, device=device)[None, :]
+    distance = i - j
+    return (distance >= 0) & (distance < window)
 
 
 def attention(
