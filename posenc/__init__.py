@@ -5,8 +5,11 @@ One module per idea; torch tensors throughout (numpy/matplotlib only at the edge
 * :mod:`posenc.sinusoidal` — Vaswani et al. (2017) sinusoidal table and its shift map.
 * :mod:`posenc.learned` — a learned absolute table (BERT/GPT-2/ViT) with an explicit limit.
 * :mod:`posenc.rope` — rotary embedding (RoFormer): frequencies, cos/sin tables, both layouts.
-* :mod:`posenc.scaling` — RoPE context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3),
-  every method returning ``(inv_freq, attention_factor)``; registry ``ROPE_SCALING``.
+* :mod:`posenc.scaling` — RoPE context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3,
+  LongRoPE, proportional), every method returning ``(inv_freq, attention_factor)``;
+  registries ``ROPE_SCALING`` and ``ROPE_TYPES`` (by ``transformers`` rope_type).
+* :mod:`posenc.hf_config` — what a ``transformers`` config or ``config.json`` does to RoPE:
+  frequencies per layer type, NoPE layers, sliding windows.
 * :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.
 * :mod:`posenc.alibi` — ALiBi slopes for any head count and the bias matrices.
 * :mod:`posenc.attention` — readable scaled dot-product attention, causal and
@@ -18,9 +21,10 @@ stay in their module. ``posenc.attention`` is the module; its function is
 ``posenc.attention.attention``.
 """
 
-from . import alibi, attention, learned, relative, rope, scaling, sinusoidal
+from . import alibi, attention, hf_config, learned, relative, rope, scaling, sinusoidal
 from .alibi import alibi_bias, alibi_slopes
 from .attention import KVCache, causal_mask, sliding_window_mask
+from .hf_config import layer_specs, rope_from_config
 from .learned import LearnedPositionalEmbedding
 from .relative import RelativePositionBias, relative_position_bucket
 from .rope import apply_rope, rope_angles, rope_cos_sin, rope_inv_freq, rotation_matrix
@@ -47,12 +51,15 @@ __all__ = [
     "attention",
     "causal_mask",
     "concat_permutation",
+    "hf_config",
+    "layer_specs",
     "learned",
     "relative",
     "relative_position_bucket",
     "rope",
     "rope_angles",
     "rope_cos_sin",
+    "rope_from_config",
     "rope_inv_freq",
     "rotation_matrix",
     "scaling",

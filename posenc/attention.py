@@ -22,6 +22,7 @@ import math
 import torch
 
 from ._checks import (
+    as_positions,
     broadcast_shape,
     check_float_tensor,
     check_int,
@@ -29,7 +30,7 @@ from ._checks import (
     check_real,
 )
 
-__all__ = ["KVCache", "attention", "causal_mask", "sliding_window_mask"]
+__all__ = ["KVCache", "attention", "causal_mask", "llama4_attn_scale", "sliding_window_mask"]
 
 
 def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.Tensor:
@@ -84,6 +85,38 @@ def sliding_window_mask(
     j = torch.arange(k_len, device=device)[None, :]
     distance = i - j
     return (distance >= 0) & (distance < window)
+
+
+def llama4_attn_scale(positions, *, floor_scale: int = 8192, attn_scale: float = 0.1
+                      ) -> torch.Tensor:
+    """Llama 4's query temperature on its layers without RoPE: ``1 + a·ln(1 + ⌊(m+1)/F⌋)``.
+
+    A NoPE layer cannot tell near from far, so as the context grows its softmax flattens;
+    Llama 4 multiplies each query at absolute position ``m`` by this factor (``F`` =
+    ``floor_scale``, ``a`` = ``attn_scale``), which is exactly 1 for ``m < F − 1`` and grows
+    logarithmically in steps of ``F`` tokens after that. RoPE layers are left alone.
+
+    Args:
+        positions: integer absolute positions ``(..., s)`` (cache offset included), ``>= 0``.
+        floor_scale: ``F``, an integer ``>= 1`` (8192 in Llama 4).
+        attn_scale: ``a``, finite and ``>= 0`` (0.1 in Llama 4).
+
+    Returns:
+        float32 tensor shaped like ``positions`` on their device: multiply ``q`` by
+        ``scale[..., None]`` (one factor per query token) before the scores.
+
+    Raises:
+        TypeError: non-integer positions or ``floor_scale``.
+        ValueError: negative positions; ``floor_scale < 1``; ``attn_scale < 0``.
+
+    Source: matches ``transformers`` 5.24 ``Llama4TextAttention.forward`` (the
+    ``attn_temperature_tuning`` branch, which cites arXiv:2501.19399); tested.
+    """
+    pos = as_positions("positions", positions)
+    floor_scale = check_int("floor_scale", floor_scale, minimum=1)
+    attn_scale = check_real("attn_scale", attn_scale, ge=0.0)
+    steps = torch.floor((pos.to(torch.float32) + 1.0) / floor_scale)
+    return torch.log1p(steps) * attn_scale + 1.0
 
 
 def attention(
@@ -248,10 +281,14 @@ class KVCache:
         return 0 if k is None else k.shape[-2]
 
     def positions(self, n: int = 1, layer: int = 0) -> torch.Tensor:
-        """``(n,)`` int64 positions ``length … length + n − 1`` for the next ``n`` tokens."""
+        """``(n,)`` int64 positions ``length … length + n − 1`` for the next ``n`` tokens.
+
+        On the device of the cached keys (the CPU while the layer is empty).
+        """
         n = check_int("n", n, minimum=1)
         start = self.length(layer)
-        return torch.arange(start, start + n)
+        k = self._k[self._layer(layer)]
+        return torch.arange(start, start + n, device=None if k is None else k.device)
 
     def keys(self, layer: int = 0) -> torch.Tensor | None:
         """Cached (rotated) keys ``(..., L, d)`` of ``layer``, or ``None`` if empty."""

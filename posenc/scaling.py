@@ -139,14 +139,29 @@ def ntk_aware_base(base: float, factor: float, rotary_dim: int) -> float:
         The new base as a Python float.
 
     Raises:
-        ValueError: ``base <= 0``; ``factor < 1``; ``rotary_dim`` odd or ``< 4``.
+        ValueError: ``base <= 0``; ``factor < 1``; ``rotary_dim`` odd or ``< 4``; a new base
+            too large for a float.
 
     Source: bloc97 (2023), "NTK-Aware Scaled RoPE"; Peng et al. (2023), YaRN, section 3.1.
     """
     base = check_real("base", base, gt=0.0)
     factor = _factor(factor)
     r = check_even("rotary_dim", rotary_dim, minimum=4)
-    return base * factor ** (r / (r - 2))
+    return _finite_base(base, factor, r)
+
+
+def _finite_base(base: float, bracket: float, r: int) -> float:
+    """``base · bracket^(r/(r−2))``, or a ValueError when that leaves the float range."""
+    try:
+        new = base * bracket ** (r / (r - 2))
+    except OverflowError:
+        new = math.inf
+    if not math.isfinite(new):
+        raise ValueError(
+            f"factor {bracket:g} is too large: the scaled base {base:g}·{bracket:g}^"
+            f"({r}/{r - 2}) overflows a float"
+        )
+    return new
 
 
 def dynamic_ntk_base(base: float, factor: float, original_max_position_embeddings: int,
@@ -170,7 +185,7 @@ def dynamic_ntk_base(base: float, factor: float, original_max_position_embedding
 
     Raises:
         ValueError: ``base <= 0``, ``factor < 1``, ``L`` or ``seq_len < 1``, odd ``r`` or
-            ``r < 4``.
+            ``r < 4``; a base too large for a float.
         TypeError: ``L``, ``seq_len`` or ``rotary_dim`` not an integer.
 
     Source: emozilla (2023), "Dynamically Scaled RoPE"; matches ``transformers``'
@@ -183,7 +198,7 @@ def dynamic_ntk_base(base: float, factor: float, original_max_position_embedding
     r = check_even("rotary_dim", rotary_dim, minimum=4)
     if seq_len <= L:
         return base
-    return base * ((factor * seq_len / L) - (factor - 1)) ** (r / (r - 2))
+    return _finite_base(base, (factor * seq_len / L) - (factor - 1), r)
 
 
 # --------------------------------------------------------------------------- methods
