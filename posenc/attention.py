@@ -202,7 +202,7 @@ def attention(
     scores = torch.matmul(q, k.transpose(-2, -1)) * scale
     if bias is not None:
         try:
-            scores = scores + bias.to(scores.dtype)
+            scores = scores + bias.to(device=scores.device, dtype=scores.dtype)
         except RuntimeError as err:
             raise ValueError(
                 f"bias of shape {tuple(bias.shape)} does not broadcast to scores "
@@ -217,7 +217,7 @@ def attention(
     if mask is not None:
         if mask.dtype != torch.bool:
             raise ValueError(f"mask must be a bool tensor (True = may attend), got {mask.dtype}")
-        keep = mask
+        keep = mask.to(scores.device)
     if causal:
         cm = causal_mask(q_len, k_len, device=q.device)
         keep = cm if keep is None else keep & cm
@@ -288,7 +288,7 @@ class KVCache:
         n = check_int("n", n, minimum=1)
         start = self.length(layer)
         k = self._k[self._layer(layer)]
-        return torch.arange(start, start + n, device=None if k is None else k.device)
+        return torch.arange(start, start + n, device="cpu" if k is None else k.device)
 
     def keys(self, layer: int = 0) -> torch.Tensor | None:
         """Cached (rotated) keys ``(..., L, d)`` of ``layer``, or ``None`` if empty."""

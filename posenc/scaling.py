@@ -87,9 +87,9 @@ def _dtype(dtype):
     return dtype
 
 
-def _theta(head_dim, base, rotary_dim) -> torch.Tensor:
+def _theta(head_dim, base, rotary_dim, device=None) -> torch.Tensor:
     """Original frequencies in float64 (the formula lives in :func:`rope_inv_freq`)."""
-    return rope_inv_freq(head_dim, base, rotary_dim, dtype=torch.float64)
+    return rope_inv_freq(head_dim, base, rotary_dim, dtype=torch.float64, device=device)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -113,7 +113,7 @@ def per_pair_scale(inv_freq: torch.Tensor, head_dim: int, base: float = 10000.0,
     """
     if not isinstance(inv_freq, torch.Tensor):
         raise TypeError(f"inv_freq must be a torch.Tensor, got {type(inv_freq).__name__}")
-    theta = _theta(head_dim, base, rotary_dim)
+    theta = _theta(head_dim, base, rotary_dim, device=inv_freq.device)
     if inv_freq.shape != theta.shape:
         raise ValueError(
             f"inv_freq must have shape (r/2,) = {tuple(theta.shape)}, got {tuple(inv_freq.shape)}"
