@@ -66,25 +66,22 @@ _SCALED = ("yarn", "longrope", "llama3")  # the types that read original_max_pos
 
 
 class LayerSpec(NamedTuple):
-    """What one decoder layer does with positions (see :func:`layer_specs`).
+    """What one decoder layer does with positions (see :func:`layer_specs`)."""
 
-    Attributes:
-        layer_type: ``config.layer_types[i]`` (e.g. ``"sliding_attention"``), or
-            ``"full_attention"`` when the config has no per-layer types.
-        use_rope: ``False`` for a layer without positions (Llama 4's NoPE layers).
-        inv_freq: ``(r/2,)`` frequencies, or ``None`` when ``use_rope`` is ``False``.
-        attention_factor: cos/sin multiplier (1.0 for NoPE layers).
-        sliding_window: keys visible per query, itself included
-            (:func:`posenc.attention.sliding_window_mask`), or ``None`` for global layers.
-        attn_temperature: ``(floor_scale, attn_scale)`` of Llama 4's query temperature on
-            NoPE layers (:func:`posenc.attention.llama4_attn_scale`), else ``None``.
-    """
-
+    #: ``config.layer_types[i]`` (e.g. ``"sliding_attention"``), or ``"full_attention"``
+    #: when the config has no per-layer types.
     layer_type: str
+    #: ``False`` for a layer without positions (Llama 4's NoPE layers).
     use_rope: bool
+    #: ``(r/2,)`` frequencies, or ``None`` when ``use_rope`` is ``False``.
     inv_freq: torch.Tensor | None
+    #: cos/sin multiplier (1.0 for NoPE layers).
     attention_factor: float
+    #: keys visible per query, itself included
+    #: (:func:`posenc.attention.sliding_window_mask`), or ``None`` for global layers.
     sliding_window: int | None
+    #: ``(floor_scale, attn_scale)`` of Llama 4's query temperature on NoPE layers
+    #: (:func:`posenc.attention.llama4_attn_scale`), else ``None``.
     attn_temperature: tuple[int, float] | None
 
 
