@@ -12,7 +12,8 @@ with ``scale = 1/√d`` by default (Vaswani et al., 2017, eq. 1). Every position
 the book plugs in here: absolute encodings change the inputs, RoPE rotates ``Q`` and ``K``
 before the call, and relative biases (T5, ALiBi) arrive as ``bias``. Masks are boolean,
 ``True`` = may attend: :func:`causal_mask` and :func:`sliding_window_mask` (the local
-layers of Mistral, Gemma 2/3 and gpt-oss).
+layers of Mistral, Gemma 2/3 and gpt-oss). :func:`llama4_attn_scale` is the query temperature
+of Llama 4's layers without RoPE.
 """
 
 from __future__ import annotations
