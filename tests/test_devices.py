@@ -90,6 +90,7 @@ CALLS = {
     "llama4_attn_scale": lambda x, p, f, d: llama4_attn_scale(p, floor_scale=2),
     "per_pair_scale": lambda x, p, f, d: scaling.per_pair_scale(f, 8),
     "alibi_bias": lambda x, p, f, d: alibi_bias(3, 4, 6, device=d),
+    "alibi_bias slopes tensor": lambda x, p, f, d: alibi_bias(2, 4, 6, slopes=f[:2]),
     "RelativePositionBias": lambda x, p, f, d: RelativePositionBias(3).to(d)(4, 6),
     "LearnedPositionalEmbedding": lambda x, p, f, d: LearnedPositionalEmbedding(8, 4).to(d)(p),
 }
