@@ -682,7 +682,7 @@ def longrope(head_dim: int, factor: float, original_max_position_embeddings: int
             1``; ``L < 2``; ``seq_len < 1``; odd dims; ``attention_factor <= 0``; bad dtype.
         TypeError: factor lists that are not sequences of numbers.
 
-    Source: Ding et al. (2024), LongRoPE, eq. (3) (per-dimension rescale ``λ_i``); matches
+    Source: Ding et al. (2024), LongRoPE (one rescale factor ``λ_i`` per dimension); matches
     ``transformers``' ``_compute_longrope_parameters`` (tested on a grid and on
     Phi-3-mini-128k's published factors).
     """
