@@ -7,11 +7,15 @@ One module per idea; torch tensors throughout (numpy/matplotlib only at the edge
 * :mod:`posenc.rope` — rotary embedding (RoFormer): frequencies, cos/sin tables, both layouts.
 * :mod:`posenc.multi_axis` — RoPE over 2-D/3-D positions: axial RoPE, M-RoPE (Qwen2-VL,
   Qwen3-VL) and the position ids of text + image + video sequences.
-* :mod:`posenc.scaling` — RoPE context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3),
-  every method returning ``(inv_freq, attention_factor)``; registry ``ROPE_SCALING``.
+* :mod:`posenc.scaling` — RoPE context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3,
+  LongRoPE, proportional), every method returning ``(inv_freq, attention_factor)``;
+  registries ``ROPE_SCALING`` and ``ROPE_TYPES`` (by ``transformers`` rope_type).
+* :mod:`posenc.hf_config` — what a ``transformers`` config or ``config.json`` does to RoPE:
+  frequencies per layer type, NoPE layers, sliding windows.
 * :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.
 * :mod:`posenc.alibi` — ALiBi slopes for any head count and the bias matrices.
-* :mod:`posenc.attention` — readable scaled dot-product attention and a KV cache.
+* :mod:`posenc.attention` — readable scaled dot-product attention, causal and
+  sliding-window masks, and a KV cache.
 * :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure style.
 
 The most used names are re-exported here; method-specific names (``posenc.scaling.yarn``)
@@ -19,9 +23,20 @@ stay in their module. ``posenc.attention`` is the module; its function is
 ``posenc.attention.attention``.
 """
 
-from . import alibi, attention, learned, multi_axis, relative, rope, scaling, sinusoidal
+from . import (
+    alibi,
+    attention,
+    hf_config,
+    learned,
+    multi_axis,
+    relative,
+    rope,
+    scaling,
+    sinusoidal,
+)
 from .alibi import alibi_bias, alibi_slopes
-from .attention import KVCache, causal_mask
+from .attention import KVCache, causal_mask, sliding_window_mask
+from .hf_config import layer_specs, rope_from_config
 from .learned import LearnedPositionalEmbedding
 from .relative import RelativePositionBias, relative_position_bucket
 from .rope import apply_rope, rope_angles, rope_cos_sin, rope_inv_freq, rotation_matrix
@@ -48,6 +63,8 @@ __all__ = [
     "attention",
     "causal_mask",
     "concat_permutation",
+    "hf_config",
+    "layer_specs",
     "learned",
     "multi_axis",
     "relative",
@@ -55,6 +72,7 @@ __all__ = [
     "rope",
     "rope_angles",
     "rope_cos_sin",
+    "rope_from_config",
     "rope_inv_freq",
     "rotation_matrix",
     "scaling",
@@ -63,4 +81,5 @@ __all__ = [
     "sinusoidal_encoding",
     "sinusoidal_encoding_at",
     "sinusoidal_inv_freq",
+    "sliding_window_mask",
 ]

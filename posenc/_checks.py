@@ -120,7 +120,7 @@ def as_positions(name: str, positions, *, minimum: int | None = 0) -> torch.Tens
         t = positions
     else:
         try:
-            t = torch.as_tensor(positions)
+            t = torch.as_tensor(positions, device="cpu")  # host data: built on the host
         except (TypeError, ValueError, RuntimeError) as err:
             raise TypeError(
                 f"{name} must be integer positions (an int, a sequence of ints or an integer "

@@ -108,7 +108,8 @@ def alibi_bias(
         slopes: optional ``(h,)`` slopes (finite, ``>= 0``) replacing :func:`alibi_slopes`,
             e.g. the simplified ``[0.5, 0.25, 0.125, 0.0625]`` of the source notes.
         dtype: float32 (default) or float64.
-        device: torch device of the result.
+        device: torch device of the result (default: the device of a ``slopes`` tensor,
+            else torch's default device).
 
     Returns:
         ``(h, q, k)`` tensor. Distance-form entries are ``<= 0`` (0 on the query itself).
@@ -135,10 +136,13 @@ def alibi_bias(
         )
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+    if device is None and isinstance(slopes, torch.Tensor):
+        device = slopes.device
     if slopes is None:
         m = alibi_slopes(num_heads, dtype=torch.float64)
     else:
-        m = torch.as_tensor(slopes, dtype=torch.float64).reshape(-1)
+        host = slopes.device if isinstance(slopes, torch.Tensor) else "cpu"
+        m = torch.as_tensor(slopes, dtype=torch.float64, device=host).reshape(-1)
         if m.numel() != num_heads or torch.as_tensor(slopes).ndim > 1:
             raise ValueError(
                 f"slopes must have shape ({num_heads},) (one per head), got "

@@ -10,7 +10,10 @@ Shape notation: ``...`` any leading batch/head dims, ``q`` query length, ``k`` k
 
 with ``scale = 1/√d`` by default (Vaswani et al., 2017, eq. 1). Every positional scheme in
 the book plugs in here: absolute encodings change the inputs, RoPE rotates ``Q`` and ``K``
-before the call, and relative biases (T5, ALiBi) arrive as ``bias``.
+before the call, and relative biases (T5, ALiBi) arrive as ``bias``. Masks are boolean,
+``True`` = may attend: :func:`causal_mask` and :func:`sliding_window_mask` (the local
+layers of Mistral, Gemma 2/3 and gpt-oss). :func:`llama4_attn_scale` is the query temperature
+of Llama 4's layers without RoPE.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import math
 import torch
 
 from ._checks import (
+    as_positions,
     broadcast_shape,
     check_float_tensor,
     check_int,
@@ -27,7 +31,7 @@ from ._checks import (
     check_real,
 )
 
-__all__ = ["KVCache", "attention", "causal_mask"]
+__all__ = ["KVCache", "attention", "causal_mask", "llama4_attn_scale", "sliding_window_mask"]
 
 
 def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.Tensor:
@@ -45,6 +49,75 @@ def causal_mask(q_len: int, k_len: int | None = None, *, device=None) -> torch.T
     i = torch.arange(q_len, device=device)[:, None] + (k_len - q_len)
     j = torch.arange(k_len, device=device)[None, :]
     return j <= i
+
+
+def sliding_window_mask(
+    q_len: int, k_len: int | None, window: int, *, device=None
+) -> torch.Tensor:
+    """Boolean ``(q_len, k_len)`` causal sliding-window mask, ``True`` = may attend.
+
+    As in :func:`causal_mask`, the queries are the *last* ``q_len`` of the ``k_len``
+    positions: query ``i`` sits at absolute position ``p = k_len − q_len + i`` and sees key
+    ``j`` iff ``0 <= p − j < window``, i.e. the ``window`` most recent positions *including
+    itself*. ``window >= k_len`` gives the plain causal mask; ``window = 1`` lets each
+    query see only itself.
+
+    Args:
+        q_len: number of queries, ``>= 0``.
+        k_len: number of keys, ``>= q_len``; ``None`` means ``q_len``.
+        window: number of positions each query sees (itself included), ``>= 1``; this is
+            ``config.sliding_window`` of Mistral, Gemma 2/3 and gpt-oss in ``transformers``.
+        device: device of the returned mask (default: torch's default device).
+
+    Returns:
+        ``(q_len, k_len)`` bool tensor.
+
+    Raises:
+        TypeError: a length or ``window`` that is not an integer.
+        ValueError: ``q_len < 0``, ``k_len < q_len``, or ``window < 1``.
+
+    Source: matches ``transformers`` 5.24 ``masking_utils.sliding_window_causal_mask_function``
+    (``kv_idx > q_idx − sliding_window`` and ``kv_idx <= q_idx``) with ``q_offset =
+    k_len − q_len`` (tested): the window counts the query itself.
+    """
+    q_len, k_len = check_lengths(q_len, k_len)
+    window = check_int("window", window, minimum=1)
+    i = torch.arange(q_len, device=device)[:, None] + (k_len - q_len)
+    j = torch.arange(k_len, device=device)[None, :]
+    distance = i - j
+    return (distance >= 0) & (distance < window)
+
+
+def llama4_attn_scale(positions, *, floor_scale: int = 8192, attn_scale: float = 0.1
+                      ) -> torch.Tensor:
+    """Llama 4's query temperature on its layers without RoPE: ``1 + a·ln(1 + ⌊(m+1)/F⌋)``.
+
+    A NoPE layer cannot tell near from far, so as the context grows its softmax flattens;
+    Llama 4 multiplies each query at absolute position ``m`` by this factor (``F`` =
+    ``floor_scale``, ``a`` = ``attn_scale``), which is exactly 1 for ``m < F − 1`` and grows
+    logarithmically in steps of ``F`` tokens after that. RoPE layers are left alone.
+
+    Args:
+        positions: integer absolute positions ``(..., s)`` (cache offset included), ``>= 0``.
+        floor_scale: ``F``, an integer ``>= 1`` (8192 in Llama 4).
+        attn_scale: ``a``, finite and ``>= 0`` (0.1 in Llama 4).
+
+    Returns:
+        float32 tensor shaped like ``positions`` on their device: multiply ``q`` by
+        ``scale[..., None]`` (one factor per query token) before the scores.
+
+    Raises:
+        TypeError: non-integer positions or ``floor_scale``.
+        ValueError: negative positions; ``floor_scale < 1``; ``attn_scale < 0``.
+
+    Source: matches ``transformers`` 5.24 ``Llama4TextAttention.forward`` (the
+    ``attn_temperature_tuning`` branch, which cites arXiv:2501.19399); tested.
+    """
+    pos = as_positions("positions", positions)
+    floor_scale = check_int("floor_scale", floor_scale, minimum=1)
+    attn_scale = check_real("attn_scale", attn_scale, ge=0.0)
+    steps = torch.floor((pos.to(torch.float32) + 1.0) / floor_scale)
+    return torch.log1p(steps) * attn_scale + 1.0
 
 
 def attention(
@@ -130,7 +203,7 @@ def attention(
     scores = torch.matmul(q, k.transpose(-2, -1)) * scale
     if bias is not None:
         try:
-            scores = scores + bias.to(scores.dtype)
+            scores = scores + bias.to(device=scores.device, dtype=scores.dtype)
         except RuntimeError as err:
             raise ValueError(
                 f"bias of shape {tuple(bias.shape)} does not broadcast to scores "
@@ -145,7 +218,7 @@ def attention(
     if mask is not None:
         if mask.dtype != torch.bool:
             raise ValueError(f"mask must be a bool tensor (True = may attend), got {mask.dtype}")
-        keep = mask
+        keep = mask.to(scores.device)
     if causal:
         cm = causal_mask(q_len, k_len, device=q.device)
         keep = cm if keep is None else keep & cm
@@ -209,10 +282,14 @@ class KVCache:
         return 0 if k is None else k.shape[-2]
 
     def positions(self, n: int = 1, layer: int = 0) -> torch.Tensor:
-        """``(n,)`` int64 positions ``length … length + n − 1`` for the next ``n`` tokens."""
+        """``(n,)`` int64 positions ``length … length + n − 1`` for the next ``n`` tokens.
+
+        On the device of the cached keys (the CPU while the layer is empty).
+        """
         n = check_int("n", n, minimum=1)
         start = self.length(layer)
-        return torch.arange(start, start + n)
+        k = self._k[self._layer(layer)]
+        return torch.arange(start, start + n, device="cpu" if k is None else k.device)
 
     def keys(self, layer: int = 0) -> torch.Tensor | None:
         """Cached (rotated) keys ``(..., L, d)`` of ``layer``, or ``None`` if empty."""

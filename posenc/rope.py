@@ -75,6 +75,7 @@ def rope_inv_freq(
     rotary_dim: int | None = None,
     *,
     dtype=torch.float32,
+    device=None,
 ) -> torch.Tensor:
     """RoPE frequencies ``θ_i = base^(−2i/r)``, ``i = 0 … r/2 − 1`` (radians per position).
 
@@ -86,6 +87,7 @@ def rope_inv_freq(
             frequencies over ``r``, not ``d``: head_dim 8, rotary_dim 4 → ``[1.0, 0.01]``.
         dtype: float32 (default) or float64; half precision is refused because angles
             built from it are wrong (see the RoPE chapter).
+        device: where to build it (default: torch's default device).
 
     Returns:
         ``(r/2,)`` tensor ``inv_freq``; computed in float64 and rounded once to ``dtype``.
@@ -106,7 +108,8 @@ def rope_inv_freq(
     base = check_real("base", base, gt=0.0)
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
-    exponent = torch.arange(0, rotary_dim, 2, dtype=torch.int64).to(torch.float64) / rotary_dim
+    exponent = torch.arange(0, rotary_dim, 2, dtype=torch.int64, device=device)
+    exponent = exponent.to(torch.float64) / rotary_dim
     return (1.0 / (base**exponent)).to(dtype)
 
 
@@ -363,7 +366,8 @@ def apply_rope(
             f"{tuple(x_rot.shape)} to {tuple(shape)}"
         )
     work = torch.promote_types(x.dtype, cos.dtype)
-    out = _rotate(x_rot.to(work), cos.to(work), sin.to(work), layout, paired=not have_tables)
+    cos, sin = (t.to(device=x.device, dtype=work) for t in (cos, sin))
+    out = _rotate(x_rot.to(work), cos, sin, layout, paired=not have_tables)
     out = out.to(x.dtype)
     return out if r == d else torch.cat((out, x[..., r:]), dim=-1)
 
@@ -421,8 +425,9 @@ def _rotate(x, cos, sin, layout: str, *, paired: bool) -> torch.Tensor:
 def _resolve_inv_freq(x, inv_freq, base, rotary_dim) -> torch.Tensor:
     """``inv_freq`` if given (checked against ``rotary_dim``), else built for ``x``."""
     if inv_freq is None:
-        return rope_inv_freq(x.shape[-1], base, rotary_dim, dtype=_table_dtype(x))
-    inv_freq = _check_inv_freq(inv_freq)
+        return rope_inv_freq(x.shape[-1], base, rotary_dim, dtype=_table_dtype(x),
+                             device=x.device)
+    inv_freq = _check_inv_freq(inv_freq).to(x.device)
     if base != 10000.0:
         raise ValueError("pass either inv_freq or base, not both")
     if rotary_dim is not None and check_even("rotary_dim", rotary_dim) != 2 * len(inv_freq):
@@ -481,8 +486,8 @@ def rotation_matrix(
     if d < r:
         raise ValueError(f"head_dim must be >= rotary_dim ({r}), got {d}")
     c, s = torch.cos(angles), torch.sin(angles)
-    m = torch.eye(d, dtype=angles.dtype)
-    idx = torch.arange(r // 2)
+    m = torch.eye(d, dtype=angles.dtype, device=angles.device)
+    idx = torch.arange(r // 2, device=angles.device)
     a, b = (2 * idx, 2 * idx + 1) if layout == "interleaved" else (idx, idx + r // 2)
     m[a, a] = c
     m[a, b] = -s
@@ -599,7 +604,9 @@ def convert_layout(
         ValueError: ``x`` of odd width, ``rotary_dim > d``, unknown layout.
     """
     x = _check_x(x)
-    return x[..., layout_permutation(x.shape[-1], rotary_dim, src=src, dst=dst)]
+    with torch.device(x.device):  # the index lives where x does
+        perm = layout_permutation(x.shape[-1], rotary_dim, src=src, dst=dst)
+    return x[..., perm]
 
 
 def rope_decay_bound(distances, inv_freq: torch.Tensor) -> torch.Tensor:

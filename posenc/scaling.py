@@ -1,4 +1,4 @@
-"""RoPE context-length scaling: PI, NTK-aware, dynamic NTK, YaRN and Llama 3.
+"""RoPE context-length scaling: PI, NTK-aware, dynamic NTK, YaRN, Llama 3, LongRoPE, proportional.
 
 Every method answers the same question — which frequencies should a model trained on
 ``L`` positions use to read ``s·L`` positions? — and returns the same pair::
@@ -9,7 +9,7 @@ Every method answers the same question — which frequencies should a model trai
   replacement for :func:`posenc.rope.rope_inv_freq`;
 * ``attention_factor``: a float that multiplies RoPE's cos **and** sin tables (pass it to
   :func:`posenc.rope.rope_cos_sin`), so every ``q·k`` logit is multiplied by its *square*.
-  It is 1.0 for every method except YaRN.
+  It is 1.0 for every method except YaRN and LongRoPE.
 
 Notation: ``d`` = ``head_dim``, ``r`` = ``rotary_dim`` (``r <= d``, even; default ``d``),
 ``i = 0 … r/2 − 1`` the pair index, ``θ_i = base^(−2i/r)`` the original frequencies,
@@ -21,6 +21,13 @@ much slower pair ``i`` turns: 1 = untouched, ``s`` = fully interpolated.
 Design follows Hugging Face ``transformers``' ``modeling_rope_utils.py`` (one function per
 method, one result shape, one registry :data:`ROPE_SCALING`) with plain-number arguments in
 place of config objects. Frequencies are computed in float64 and cast to ``dtype`` at the end.
+
+Two registries: :data:`ROPE_SCALING` holds the methods that need nothing beyond
+``(head_dim, factor, L)`` (the long-context chapter loops over it); :data:`ROPE_TYPES`
+maps every ``rope_type`` of ``transformers``' ``ROPE_INIT_FUNCTIONS`` (plus ``"default"``)
+to its function here, including :func:`longrope` (which also needs its per-pair factor
+lists) and :func:`proportional`. :func:`posenc.hf_config.rope_from_config` reads a model
+config through it.
 """
 
 from __future__ import annotations
@@ -34,13 +41,18 @@ from .rope import rope_inv_freq
 
 __all__ = [
     "ROPE_SCALING",
+    "ROPE_TYPES",
+    "default",
     "dynamic_ntk",
     "dynamic_ntk_base",
     "linear",
     "llama3",
+    "longrope",
+    "longrope_attention_factor",
     "ntk_aware",
     "ntk_aware_base",
     "per_pair_scale",
+    "proportional",
     "yarn",
     "yarn_attention_factor",
     "yarn_correction_range",
@@ -75,9 +87,9 @@ def _dtype(dtype):
     return dtype
 
 
-def _theta(head_dim, base, rotary_dim) -> torch.Tensor:
+def _theta(head_dim, base, rotary_dim, device=None) -> torch.Tensor:
     """Original frequencies in float64 (the formula lives in :func:`rope_inv_freq`)."""
-    return rope_inv_freq(head_dim, base, rotary_dim, dtype=torch.float64)
+    return rope_inv_freq(head_dim, base, rotary_dim, dtype=torch.float64, device=device)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -101,7 +113,7 @@ def per_pair_scale(inv_freq: torch.Tensor, head_dim: int, base: float = 10000.0,
     """
     if not isinstance(inv_freq, torch.Tensor):
         raise TypeError(f"inv_freq must be a torch.Tensor, got {type(inv_freq).__name__}")
-    theta = _theta(head_dim, base, rotary_dim)
+    theta = _theta(head_dim, base, rotary_dim, device=inv_freq.device)
     if inv_freq.shape != theta.shape:
         raise ValueError(
             f"inv_freq must have shape (r/2,) = {tuple(theta.shape)}, got {tuple(inv_freq.shape)}"
@@ -127,14 +139,29 @@ def ntk_aware_base(base: float, factor: float, rotary_dim: int) -> float:
         The new base as a Python float.
 
     Raises:
-        ValueError: ``base <= 0``; ``factor < 1``; ``rotary_dim`` odd or ``< 4``.
+        ValueError: ``base <= 0``; ``factor < 1``; ``rotary_dim`` odd or ``< 4``; a new base
+            too large for a float.
 
     Source: bloc97 (2023), "NTK-Aware Scaled RoPE"; Peng et al. (2023), YaRN, section 3.1.
     """
     base = check_real("base", base, gt=0.0)
     factor = _factor(factor)
     r = check_even("rotary_dim", rotary_dim, minimum=4)
-    return base * factor ** (r / (r - 2))
+    return _finite_base(base, factor, r)
+
+
+def _finite_base(base: float, bracket: float, r: int) -> float:
+    """``base · bracket^(r/(r−2))``, or a ValueError when that leaves the float range."""
+    try:
+        new = base * bracket ** (r / (r - 2))
+    except OverflowError:
+        new = math.inf
+    if not math.isfinite(new):
+        raise ValueError(
+            f"factor {bracket:g} is too large: the scaled base {base:g}·{bracket:g}^"
+            f"({r}/{r - 2}) overflows a float"
+        )
+    return new
 
 
 def dynamic_ntk_base(base: float, factor: float, original_max_position_embeddings: int,
@@ -158,7 +185,7 @@ def dynamic_ntk_base(base: float, factor: float, original_max_position_embedding
 
     Raises:
         ValueError: ``base <= 0``, ``factor < 1``, ``L`` or ``seq_len < 1``, odd ``r`` or
-            ``r < 4``.
+            ``r < 4``; a base too large for a float.
         TypeError: ``L``, ``seq_len`` or ``rotary_dim`` not an integer.
 
     Source: emozilla (2023), "Dynamically Scaled RoPE"; matches ``transformers``'
@@ -171,7 +198,7 @@ def dynamic_ntk_base(base: float, factor: float, original_max_position_embedding
     r = check_even("rotary_dim", rotary_dim, minimum=4)
     if seq_len <= L:
         return base
-    return base * ((factor * seq_len / L) - (factor - 1)) ** (r / (r - 2))
+    return _finite_base(base, (factor * seq_len / L) - (factor - 1), r)
 
 
 # --------------------------------------------------------------------------- methods
@@ -578,6 +605,177 @@ def llama3(head_dim: int, factor: float, original_max_position_embeddings: int, 
     return inv_freq.to(dtype), 1.0
 
 
+def _factor_list(name: str, values, pairs: int) -> torch.Tensor:
+    """``values`` as a float64 ``(pairs,)`` tensor of finite numbers ``> 0``; raise otherwise."""
+    if isinstance(values, (str, bytes)) or values is None:
+        raise TypeError(f"{name} must be a sequence of {pairs} numbers, got {values!r}")
+    try:
+        t = torch.as_tensor(values, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(
+            f"{name} must be a sequence of {pairs} numbers, got {type(values).__name__}"
+        ) from err
+    if t.shape != (pairs,):
+        raise ValueError(
+            f"{name} must hold rotary_dim/2 = {pairs} numbers (one per pair), got shape "
+            f"{tuple(t.shape)}"
+        )
+    if not bool(torch.isfinite(t).all()) or not bool((t > 0).all()):
+        raise ValueError(f"{name} must hold finite numbers > 0")
+    return t
+
+
+def longrope_attention_factor(factor: float, original_max_position_embeddings: int) -> float:
+    """LongRoPE's default cos/sin multiplier ``√(1 + ln s / ln L)`` (1.0 for ``s <= 1``).
+
+    Args:
+        factor: ``s``, finite and ``> 0`` (Phi-3 configs leave it out and use
+            ``max_position_embeddings / original_max_position_embeddings``).
+        original_max_position_embeddings: ``L``, an integer ``>= 2`` (``ln L`` divides).
+
+    Returns:
+        A float; logits are multiplied by its square.
+
+    Raises:
+        ValueError: ``factor <= 0``; ``L < 2``.
+        TypeError: ``L`` not an integer.
+
+    Source: matches the default in ``transformers``' ``_compute_longrope_parameters``
+    (Microsoft's Phi-3 modelling code, ``scaling_factor``).
+    """
+    factor = check_real("factor", factor, gt=0.0)
+    L = check_int("original_max_position_embeddings", original_max_position_embeddings,
+                  minimum=2)
+    if factor <= 1.0:
+        return 1.0
+    return math.sqrt(1.0 + math.log(factor) / math.log(L))
+
+
+def longrope(head_dim: int, factor: float, original_max_position_embeddings: int, *,
+             short_factor, long_factor, seq_len: int | None = None, base: float = 10000.0,
+             attention_factor: float | None = None, rotary_dim: int | None = None,
+             dtype=torch.float32) -> tuple[torch.Tensor, float]:
+    """LongRoPE (Phi-3/Phi-4 long-context models): one searched rescale factor per pair.
+
+    ``θ'_i = θ_i / λ_i`` where ``λ`` is ``long_factor`` when ``seq_len > L`` and
+    ``short_factor`` otherwise (``seq_len = None`` counts as short, as at model init), and
+    the attention factor is the explicit ``attention_factor`` or else
+    :func:`longrope_attention_factor` ``√(1 + ln s / ln L)``. The factor lists come from an
+    evolutionary search (Ding et al., 2024); they are data, not a formula.
+
+    Args:
+        head_dim: ``d``, even.
+        factor: ``s >= 1``, the context-extension ratio (only the attention factor uses it).
+        original_max_position_embeddings: ``L >= 2`` (4096 for Phi-3-mini-128k).
+        short_factor, long_factor: sequences of ``r/2`` finite numbers ``> 0``.
+        seq_len: current length (tokens so far, cache included); ``None`` = short.
+        base: ``rope_theta``, ``> 0``.
+        attention_factor: explicit cos/sin multiplier, ``> 0``.
+        rotary_dim: ``r`` (default ``d``; Phi-3 configs may set ``partial_rotary_factor``).
+        dtype: float32 or float64.
+
+    Returns:
+        ``(inv_freq (r/2,), attention_factor)``.
+
+    Raises:
+        ValueError: factor lists of the wrong length or with values ``<= 0``; ``factor <
+            1``; ``L < 2``; ``seq_len < 1``; odd dims; ``attention_factor <= 0``; bad dtype.
+        TypeError: factor lists that are not sequences of numbers.
+
+    Source: Ding et al. (2024), LongRoPE (one rescale factor ``λ_i`` per dimension); matches
+    ``transformers``' ``_compute_longrope_parameters`` (tested on a grid and on
+    Phi-3-mini-128k's published factors).
+    """
+    r = _rotary_dim(head_dim, rotary_dim)
+    factor = _factor(factor)
+    L = check_int("original_max_position_embeddings", original_max_position_embeddings,
+                  minimum=2)
+    if seq_len is not None:
+        seq_len = _length("seq_len", seq_len)
+    short = _factor_list("short_factor", short_factor, r // 2)
+    long = _factor_list("long_factor", long_factor, r // 2)
+    dtype = _dtype(dtype)
+    if attention_factor is None:
+        attention_factor = longrope_attention_factor(factor, L)
+    else:
+        attention_factor = check_real("attention_factor", attention_factor, gt=0.0)
+    ext = long if seq_len is not None and seq_len > L else short
+    return (_theta(head_dim, base, r) / ext).to(dtype), attention_factor
+
+
+def proportional(head_dim: int, factor: float = 1.0,
+                 original_max_position_embeddings: int | None = None, *,
+                 base: float = 10000.0, rotary_dim: int | None = None,
+                 dtype=torch.float32) -> tuple[torch.Tensor, float]:
+    """Proportional RoPE (Gemma 4's global layers): partial rotation *spread over the head*.
+
+    Unlike partial rotary (``rotary_dim = r``: frequencies ``base^(−2i/r)`` on the first
+    ``r`` channels, pairs ``(i, i + r/2)``), proportional RoPE keeps the full head's pairs
+    ``(i, i + d/2)`` and the full head's frequencies ``θ_i = base^(−2i/d)``, and sets
+    ``θ_i = 0`` (no rotation) for the pairs ``i >= r/2``::
+
+        θ'_i = base^(−2i/d) / s   for i < r/2,      θ'_i = 0   for r/2 <= i < d/2
+
+    So it returns ``d/2`` frequencies (use it with ``rotary_dim = d`` in
+    :func:`posenc.rope.apply_rope`), and the rotated pairs are the *fastest* ``r/2`` of the
+    full-head schedule rather than a compressed schedule over ``r`` channels.
+
+    Args:
+        head_dim: ``d``, even.
+        factor: ``s >= 1`` dividing the frequencies (default 1).
+        original_max_position_embeddings: unused; checked for a uniform signature.
+        base: ``rope_theta``, ``> 0``.
+        rotary_dim: ``r = 2·⌊p·d/2⌋`` for ``partial_rotary_factor`` ``p`` (default ``d``),
+            even, ``<= d``; may be 0 (no pair rotates).
+        dtype: float32 or float64.
+
+    Returns:
+        ``(inv_freq (d/2,), 1.0)``.
+
+    Raises:
+        ValueError: odd dims, ``rotary_dim > head_dim`` or ``< 0``, ``factor < 1``,
+            ``base <= 0``, bad dtype.
+
+    Source: matches ``transformers``' ``_compute_proportional_rope_parameters`` (tested).
+    """
+    d = check_even("head_dim", head_dim)
+    r = d if rotary_dim is None else check_even("rotary_dim", rotary_dim, minimum=0)
+    if r > d:
+        raise ValueError(f"rotary_dim must be <= head_dim ({d}), got {r}")
+    factor = _factor(factor)
+    if original_max_position_embeddings is not None:
+        _length("original_max_position_embeddings", original_max_position_embeddings)
+    dtype = _dtype(dtype)
+    inv_freq = _theta(d, base, d) / factor
+    inv_freq[r // 2:] = 0.0
+    return inv_freq.to(dtype), 1.0
+
+
+def default(head_dim: int, factor: float = 1.0,
+            original_max_position_embeddings: int | None = None, *,
+            base: float = 10000.0, rotary_dim: int | None = None,
+            dtype=torch.float32) -> tuple[torch.Tensor, float]:
+    """Unscaled RoPE in the registry's form: ``(rope_inv_freq(d, base, r), 1.0)``.
+
+    Args:
+        head_dim, base, rotary_dim, dtype: as :func:`posenc.rope.rope_inv_freq`.
+        factor: must be 1 (there is nothing to scale); accepted for a uniform signature.
+        original_max_position_embeddings: unused; checked for a uniform signature.
+
+    Raises:
+        ValueError: ``factor != 1`` and the errors of :func:`posenc.rope.rope_inv_freq`.
+
+    Source: Su et al., RoFormer, eq. (15); ``transformers``' ``"default"`` rope type.
+    """
+    r = _rotary_dim(head_dim, rotary_dim)
+    if check_real("factor", factor) != 1.0:
+        raise ValueError(f"factor must be 1 for unscaled RoPE, got {factor:g}")
+    if original_max_position_embeddings is not None:
+        _length("original_max_position_embeddings", original_max_position_embeddings)
+    dtype = _dtype(dtype)
+    return _theta(head_dim, base, r).to(dtype), 1.0
+
+
 #: Every method by its standard name; each is called as
 #: ``fn(head_dim, factor, original_max_position_embeddings, base=..., rotary_dim=...)``
 #: and returns ``(inv_freq, attention_factor)``.
@@ -588,4 +786,19 @@ ROPE_SCALING = {
     "yarn": yarn,
     "yarn_paper": yarn_paper,
     "llama3": llama3,
+}
+
+
+#: Every ``rope_type`` of ``transformers`` 5.24 (``ROPE_INIT_FUNCTIONS`` plus ``"default"``)
+#: mapped to the function here that computes it: ``"dynamic"`` is :func:`dynamic_ntk`.
+#: Arguments differ by method (LongRoPE needs its factor lists); read a model config with
+#: :func:`posenc.hf_config.rope_from_config`.
+ROPE_TYPES = {
+    "default": default,
+    "linear": linear,
+    "dynamic": dynamic_ntk,
+    "yarn": yarn,
+    "longrope": longrope,
+    "llama3": llama3,
+    "proportional": proportional,
 }

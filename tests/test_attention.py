@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc.attention import attention, causal_mask
+from posenc.attention import attention, causal_mask, sliding_window_mask
 
 
 def reference_attention(q, k, v, bias=None, keep=None):
@@ -111,3 +111,82 @@ def test_broadcast_shape_matches_torch(shapes):
             broadcast_shape(*shapes)
     else:
         assert broadcast_shape(*shapes) == expected
+
+
+# --- sliding-window mask -------------------------------------------------------------
+
+
+def reference_sliding_window(q_len, k_len, window):
+    """Query i (absolute position k_len - q_len + i) sees key j iff 0 <= p - j < window."""
+    return [
+        [0 <= (k_len - q_len + i) - j < window for j in range(k_len)] for i in range(q_len)
+    ]
+
+
+@pytest.mark.parametrize("q_len, k_len", [(1, 1), (5, 5), (2, 6), (1, 9), (4, 7), (0, 3)])
+@pytest.mark.parametrize("window", [1, 2, 3, 5, 100])
+def test_sliding_window_mask_matches_reference(q_len, k_len, window):
+    m = sliding_window_mask(q_len, k_len, window)
+    assert m.dtype == torch.bool and m.shape == (q_len, k_len)
+    assert m.tolist() == reference_sliding_window(q_len, k_len, window)
+
+
+@pytest.mark.parametrize("q_len, k_len", [(5, 5), (2, 6), (1, 9), (4, 7)])
+@pytest.mark.parametrize("window", [1, 3, 4, 16])
+def test_sliding_window_mask_matches_transformers(q_len, k_len, window):
+    masking_utils = pytest.importorskip("transformers.masking_utils")
+    ref = masking_utils.sdpa_mask(
+        batch_size=1,
+        q_length=q_len,
+        kv_length=k_len,
+        q_offset=k_len - q_len,
+        mask_function=masking_utils.sliding_window_causal_mask_function(window),
+        allow_is_causal_skip=False,
+    )
+    assert torch.equal(sliding_window_mask(q_len, k_len, window), ref[0, 0])
+
+
+def test_sliding_window_mask_docstring_example_of_transformers():
+    """The 5 x 5, sliding_window = 3 picture in transformers' sdpa_mask docstring."""
+    assert sliding_window_mask(5, None, 3).int().tolist() == [
+        [1, 0, 0, 0, 0],
+        [1, 1, 0, 0, 0],
+        [1, 1, 1, 0, 0],
+        [0, 1, 1, 1, 0],
+        [0, 0, 1, 1, 1],
+    ]
+
+
+@pytest.mark.parametrize("q_len, k_len", [(3, 3), (2, 8)])
+def test_sliding_window_mask_wide_window_is_causal(q_len, k_len):
+    assert torch.equal(sliding_window_mask(q_len, k_len, k_len), causal_mask(q_len, k_len))
+
+
+def test_sliding_window_mask_in_attention_ignores_far_keys():
+    """Keys outside the window get weight exactly 0, so changing them changes nothing."""
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(2, 6, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    mask = sliding_window_mask(6, 6, 2)
+    out, w = attention(q, k, v, mask=mask)
+    assert torch.all(w[..., ~mask] == 0)
+    k2, v2 = k.clone(), v.clone()
+    k2[..., 0, :] += 10.0
+    v2[..., 0, :] -= 10.0
+    out2, _ = attention(q, k2, v2, mask=mask)
+    torch.testing.assert_close(out2[..., 2:, :], out[..., 2:, :], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "args, exc, match",
+    [
+        ((3, 3, 0), ValueError, "window must be an integer >= 1"),
+        ((3, 3, -2), ValueError, "window"),
+        ((3, 3, 2.0), TypeError, "window must be an integer"),
+        ((4, 3, 2), ValueError, "k_len must be >= q_len"),
+        ((-1, 3, 2), ValueError, "q_len"),
+        ((2, None, None), TypeError, "window"),
+    ],
+)
+def test_sliding_window_mask_bad_input(args, exc, match):
+    with pytest.raises(exc, match=match):
+        sliding_window_mask(*args)

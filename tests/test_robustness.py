@@ -9,8 +9,8 @@ whole API: the only exceptions allowed out are those three, with a message.
 
 ``posenc.experiments``' training and study runners (``train``, ``evaluate``, ``run_study``)
 are exercised by ``tests/test_experiments.py``; here only the inputs a reader types
-(``make_batch``, ``summarize``) are audited. ``posenc.notebook``/``posenc.plotting`` are
-book helpers.
+(``sample_batch``, ``summarize``, ``paired_difference``) are audited.
+``posenc.notebook``/``posenc.plotting`` are book helpers.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 
 from posenc import alibi, attention, learned, model, relative, rope, scaling, sinusoidal
 from posenc.alibi import alibi_bias, alibi_slopes
-from posenc.attention import KVCache, causal_mask
+from posenc.attention import KVCache, causal_mask, llama4_attn_scale, sliding_window_mask
 from posenc.attention import attention as attend
-from posenc.experiments import load_results, make_batch, summarize
+from posenc.experiments import load_results, paired_difference, sample_batch, summarize
+from posenc.hf_config import layer_specs, rope_from_config, rope_parameters
 from posenc.learned import LearnedPositionalEmbedding
 from posenc.model import CausalSelfAttention, TinyDecoder, TransformerBlock
 from posenc.relative import (
@@ -129,6 +130,30 @@ BAD = [
          "learned-interpolate-one"),
     # attention -------------------------------------------------------------------------
     case(lambda: causal_mask(-1), ValueError, r"q_len", "causal_mask-negative"),
+    case(lambda: sliding_window_mask(3, 3, 0), ValueError, r"window must be an integer >= 1",
+         "sliding_window_mask-zero"),
+    case(lambda: sliding_window_mask(3, 2, 1), ValueError, r"k_len must be >= q_len",
+         "sliding_window_mask-short-keys"),
+    case(lambda: llama4_attn_scale([-1, 0]), ValueError, r"positions must be >= 0",
+         "llama4_attn_scale-negative"),
+    case(lambda: llama4_attn_scale([0], floor_scale=0), ValueError, r"floor_scale",
+         "llama4_attn_scale-floor"),
+    case(lambda: llama4_attn_scale([0], attn_scale=-0.1), ValueError, r"attn_scale",
+         "llama4_attn_scale-negative-scale"),
+    case(lambda: scaling.longrope(8, 4.0, 4096, short_factor=[1.0], long_factor=[1.0] * 4),
+         ValueError, r"short_factor must hold", "longrope-short"),
+    case(lambda: scaling.longrope_attention_factor(4.0, 1), ValueError,
+         r"original_max_position_embeddings must be an integer >= 2", "longrope-factor-L"),
+    case(lambda: scaling.proportional(8, rotary_dim=12), ValueError,
+         r"rotary_dim must be <= head_dim", "proportional-rotary"),
+    case(lambda: scaling.default(8, 2.0), ValueError, r"factor must be 1", "default-factor"),
+    case(lambda: rope_from_config({"head_dim": 8, "rope_scaling": {"rope_type": "x"}}),
+         ValueError, r"rope_type", "rope_from_config-type"),
+    case(lambda: rope_parameters({"head_dim": 8, "rope_scaling": {"rope_type": "linear",
+                                                                  "factor": "2"}}),
+         TypeError, r"factor", "rope_parameters-factor"),
+    case(lambda: layer_specs({"head_dim": 8}), ValueError, r"num_hidden_layers",
+         "layer_specs-layers"),
     case(lambda: causal_mask(4, 3), ValueError, r"k_len must be >= q_len",
          "causal_mask-k-short"),
     case(lambda: attend(X.long(), X, X), TypeError, r"q must be a floating",
@@ -423,19 +448,22 @@ BAD = [
     case(lambda: TinyDecoder(10, 2, "learned", max_position_embeddings=4)(
         torch.zeros(1, 5, dtype=torch.long)), IndexError, r"max_position_embeddings=4",
          "tiny-learned-too-long"),
-    case(lambda: make_batch("copy", 2, 8, torch.Generator(), vocab_size=4), ValueError,
-         r"task", "make_batch-task"),
-    case(lambda: make_batch("lag", 0, 8, torch.Generator(), vocab_size=4), ValueError,
-         r"batch_size", "make_batch-batch-zero"),
-    case(lambda: make_batch("lag", 2, 4, torch.Generator(), vocab_size=4), ValueError,
-         r"seq_len must be > lag", "make_batch-too-short"),
-    case(lambda: make_batch("lag", 2, 8, torch.Generator(), vocab_size=1), ValueError,
-         r"vocab_size", "make_batch-vocab-one"),
-    case(lambda: summarize(load_results(), "copy"), ValueError, r"task must be one of",
-         "summarize-task"),
-    case(lambda: summarize(load_results(), "lag", "f1"), ValueError, r"metric must be one of",
-         "summarize-metric"),
-    case(lambda: summarize({}, "lag"), ValueError, r"study", "summarize-no-results"),
+    case(lambda: TinyDecoder(10, 2, "rope")(torch.zeros(1, 5, dtype=torch.long),
+                                             attention_window=0), ValueError,
+         r"attention_window", "tiny-window-zero"),
+    case(lambda: sample_batch(torch.zeros(100, dtype=torch.uint8), 0, 8, torch.Generator()),
+         ValueError, r"batch_size", "sample_batch-batch-zero"),
+    case(lambda: sample_batch(torch.zeros(8, dtype=torch.uint8), 2, 8, torch.Generator()),
+         ValueError, r"data must hold more than seq_len=8", "sample_batch-too-short"),
+    case(lambda: sample_batch(torch.zeros(100, dtype=torch.uint8), 2, 1.5, torch.Generator()),
+         TypeError, r"seq_len", "sample_batch-float"),
+    case(lambda: summarize(load_results(), 3), ValueError, r"depth must be one of",
+         "summarize-depth"),
+    case(lambda: summarize(load_results(), 2, "strided"), ValueError,
+         r"protocol must be one of", "summarize-protocol"),
+    case(lambda: summarize({}, 2), ValueError, r"study", "summarize-no-results"),
+    case(lambda: paired_difference(load_results(), "rope", "gpt", 64, 2), ValueError,
+         r"no results for variant 'gpt'", "paired-unknown"),
 ]
 
 
@@ -608,6 +636,8 @@ API = [
     (lambda n, off: LearnedPositionalEmbedding(4, 3).for_length(n, off), [SIZES, SIZES], {}),
     (lambda n: LearnedPositionalEmbedding(4, 3).interpolate(n), [SIZES], {}),
     (causal_mask, [SIZES, SIZES], {}),
+    (sliding_window_mask, [SIZES, SIZES, SIZES], {}),
+    (llama4_attn_scale, [POSITIONS], {"floor_scale": SIZES, "attn_scale": REALS}),
     (attend, [tensors(), tensors(), tensors()],
      {"bias": st.one_of(st.none(), tensors()), "mask": st.one_of(st.none(), tensors()),
       "scale": st.one_of(st.none(), REALS), "causal": BOOLS}),
@@ -644,6 +674,28 @@ API = [
     (scaling.yarn_paper, [SIZES, REALS, SIZES], {"alpha": REALS, "beta": REALS}),
     (scaling.llama3, [SIZES, REALS, SIZES],
      {"low_freq_factor": REALS, "high_freq_factor": REALS}),
+    (scaling.longrope, [SIZES, REALS, SIZES],
+     {"short_factor": st.one_of(st.lists(REALS, max_size=4), SIZES),
+      "long_factor": st.lists(REALS, max_size=4), "seq_len": SIZES,
+      "attention_factor": st.one_of(st.none(), REALS)}),
+    (scaling.longrope_attention_factor, [REALS, SIZES], {}),
+    (scaling.proportional, [SIZES, REALS, SIZES], {"rotary_dim": SIZES, "base": REALS}),
+    (scaling.default, [SIZES, REALS], {"rotary_dim": SIZES, "base": REALS}),
+    (rope_from_config, [st.one_of(
+        st.dictionaries(st.sampled_from(["head_dim", "hidden_size", "num_attention_heads",
+                                         "max_position_embeddings", "rope_theta",
+                                         "partial_rotary_factor", "rotary_dim",
+                                         "original_max_position_embeddings"]), SIZES),
+        st.fixed_dictionaries({"head_dim": st.just(8), "max_position_embeddings": SIZES,
+                               "rope_scaling": st.dictionaries(
+                                   st.sampled_from(["rope_type", "factor", "short_factor",
+                                                    "long_factor", "low_freq_factor",
+                                                    "high_freq_factor", "truncate",
+                                                    "beta_fast", "mscale", "x"]),
+                                   st.one_of(REALS, CHOICES,
+                                             st.sampled_from(["yarn", "longrope", "llama3",
+                                                              "linear", "dynamic"])))}),
+        SIZES)], {"seq_len": SIZES}),
     (scaling.ntk_aware_base, [REALS, REALS, SIZES], {}),
     (scaling.dynamic_ntk_base, [REALS, REALS, SIZES, SIZES, SIZES], {}),
     (scaling.yarn_attention_factor, [REALS, st.one_of(st.none(), REALS),

@@ -172,6 +172,47 @@ def llama3_ok(d, base, s, L, prf, bands):
             and close(inv, ref_llama3(r, base, s, L, low, high), rtol=1e-6))
 
 
+LONGROPE_SEQ = (None, 1.0, 1.0001, 3.0)  # seq_len as a fraction of L (None: at init)
+LONGROPE_ATT = (None, 1.3)               # default sqrt(1 + ln s / ln L), or explicit
+
+
+def longrope_factors(r, seed):
+    """Per-pair factor lists shaped like Phi-3's: short near 1, long growing to ~s."""
+    g = torch.Generator().manual_seed(seed)
+    short = (1.0 + 0.1 * torch.rand(r // 2, generator=g, dtype=torch.float64)).tolist()
+    long = torch.linspace(1.0, 40.0, r // 2, dtype=torch.float64)
+    long = (long * (1.0 + 0.05 * torch.rand(r // 2, generator=g, dtype=torch.float64)))
+    return short, long.tolist()
+
+
+def longrope_ok(d, base, s, L, prf, frac, att):
+    r = int(d * prf)
+    short, long = longrope_factors(r, seed=d + L + int(s))
+    seq_len = None if frac is None else int(frac * L) + 1
+    extra = {} if att is None else {"attention_factor": att}
+    inv, got_att = S.longrope(d, s, L, short_factor=short, long_factor=long, seq_len=seq_len,
+                              base=base, rotary_dim=r, **extra)
+    ref, ref_att = hf("longrope", d, base, prf, int(s * L), seq_len=seq_len, factor=s,
+                      short_factor=short, long_factor=long,
+                      original_max_position_embeddings=L, **extra)
+    theta = ref_theta(r, base)
+    pick = long if seq_len is not None and seq_len > L else short
+    mine = [t / f for t, f in zip(theta, pick, strict=True)]
+    return (inv.shape == ref.shape and close(inv, ref) and close(inv, mine, rtol=1e-6)
+            and got_att == pytest.approx(ref_att, rel=1e-12))
+
+
+def proportional_ok(d, base, s, L, prf):
+    """transformers keeps the full head: int(prf·d // 2) rotated pairs, zeros after."""
+    r = 2 * int(prf * d // 2)
+    inv, att = S.proportional(d, s, L, base=base, rotary_dim=r)
+    ref, ref_att = hf("proportional", d, base, prf, int(s * L), factor=s)
+    full = ref_theta(d, base)
+    mine = [t / s if i < r // 2 else 0.0 for i, t in enumerate(full)]
+    return (inv.shape == ref.shape == (d // 2,) and close(inv, ref)
+            and close(inv, mine, rtol=1e-6) and att == ref_att == 1.0)
+
+
 # Each parity test walks its whole grid; (head_dim, prf) items keep failures local.
 PARITY = {
     "linear": (lambda d, prf: inner(d, prf), linear_ok),
@@ -179,9 +220,11 @@ PARITY = {
     "dynamic_ntk": (lambda d, prf: inner(d, prf, SEQ_FRACTIONS), dynamic_ok),
     "yarn": (yarn_points, yarn_ok),
     "llama3": (lambda d, prf: inner(d, prf, LLAMA3_BANDS), llama3_ok),
+    "longrope": (lambda d, prf: inner(d, prf, LONGROPE_SEQ, LONGROPE_ATT), longrope_ok),
+    "proportional": (lambda d, prf: inner(d, prf), proportional_ok),
 }
 GRID_SIZES = {"linear": 324, "ntk_aware": 324, "dynamic_ntk": 1620, "yarn": 3888,
-              "llama3": 972}
+              "llama3": 972, "longrope": 2592, "proportional": 324}
 
 
 @pytest.mark.parametrize("method", sorted(PARITY))
@@ -457,3 +500,78 @@ def test_transformers_dynamic_module_keeps_the_longest_base():
     assert torch.allclose(module_inv_freq(2048), ours[4096], rtol=1e-5)  # not the original
     assert torch.allclose(module_inv_freq(2047), ours[2048], rtol=1e-5)  # reset below L
     assert not torch.allclose(ours[3000], ours[4096], rtol=1e-3)
+
+
+# ----------------------------------------------------------------- LongRoPE, proportional
+
+
+def test_rope_types_cover_transformers():
+    """ROPE_TYPES has every rope_type transformers 5.24 can initialise, plus "default"."""
+    assert set(S.ROPE_TYPES) == set(ROPE_INIT_FUNCTIONS) | {"default"}
+    assert S.ROPE_TYPES["dynamic"] is S.dynamic_ntk and S.ROPE_TYPES["longrope"] is S.longrope
+
+
+@pytest.mark.parametrize("s,L,expected", [
+    (1.0, 4096, 1.0), (0.5, 4096, 1.0),
+    (32.0, 4096, math.sqrt(1 + math.log(32) / math.log(4096))),  # Phi-3-mini-128k: 1.1902
+    (16.0, 8192, math.sqrt(1 + math.log(16) / math.log(8192))),
+])
+def test_longrope_attention_factor(s, L, expected):
+    assert S.longrope_attention_factor(s, L) == pytest.approx(expected, rel=1e-15)
+
+
+def test_longrope_short_long_switch_is_at_L():
+    """transformers picks long_factor only when seq_len > L (and never at init)."""
+    short, long = [1.0] * 4, [2.0, 3.0, 4.0, 5.0]
+    theta = rope_inv_freq(8, 1e4, dtype=torch.float64)
+    for seq_len, want in [(None, short), (1, short), (4096, short), (4097, long)]:
+        inv, _ = S.longrope(8, 32.0, 4096, short_factor=short, long_factor=long,
+                            seq_len=seq_len, dtype=torch.float64)
+        torch.testing.assert_close(inv, theta / torch.tensor(want, dtype=torch.float64))
+
+
+def test_default_is_rope_inv_freq():
+    inv, att = S.default(128, base=5e5, rotary_dim=64)
+    assert torch.equal(inv, rope_inv_freq(128, 5e5, 64)) and att == 1.0
+
+
+def test_proportional_differs_from_partial():
+    """Proportional keeps the full-head schedule; partial rotary compresses it into r."""
+    prop, _ = S.proportional(256, base=1e6, rotary_dim=64, dtype=torch.float64)
+    part = rope_inv_freq(256, 1e6, 64, dtype=torch.float64)
+    assert prop.shape == (128,) and part.shape == (32,)
+    torch.testing.assert_close(prop[:32], rope_inv_freq(256, 1e6, dtype=torch.float64)[:32])
+    assert torch.all(prop[32:] == 0)
+    assert torch.all(prop[1:32] > part[1:])  # every rotated pair but the first turns faster
+    assert S.proportional(8, rotary_dim=0)[0].tolist() == [0.0] * 4
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: S.longrope(8, 4.0, 4096, short_factor=[1.0] * 3, long_factor=[1.0] * 4),
+     ValueError, "short_factor must hold rotary_dim/2 = 4 numbers"),
+    (lambda: S.longrope(8, 4.0, 4096, short_factor=[1.0] * 4, long_factor=[1.0] * 2),
+     ValueError, "long_factor must hold rotary_dim/2 = 4"),
+    (lambda: S.longrope(8, 4.0, 4096, short_factor=[1.0, 0.0, 1.0, 1.0], long_factor=[1] * 4),
+     ValueError, "short_factor must hold finite numbers > 0"),
+    (lambda: S.longrope(8, 4.0, 4096, short_factor="1111", long_factor=[1.0] * 4),
+     TypeError, "short_factor must be a sequence of 4 numbers"),
+    (lambda: S.longrope(8, 4.0, 4096, short_factor=None, long_factor=[1.0] * 4),
+     TypeError, "short_factor must be a sequence"),
+    (lambda: S.longrope(8, 4.0, 1, short_factor=[1] * 4, long_factor=[1] * 4),
+     ValueError, "original_max_position_embeddings must be an integer >= 2"),
+    (lambda: S.longrope(8, 0.5, 4096, short_factor=[1] * 4, long_factor=[1] * 4),
+     ValueError, "factor must be >= 1"),
+    (lambda: S.longrope(8, 4.0, 4096, short_factor=[1] * 4, long_factor=[1] * 4, seq_len=0),
+     ValueError, "seq_len must be an integer >= 1"),
+    (lambda: S.longrope(8, 4.0, 4096, short_factor=[1] * 4, long_factor=[1] * 4,
+                        attention_factor=-1.0), ValueError, "attention_factor must be > 0"),
+    (lambda: S.longrope_attention_factor(0.0, 4096), ValueError, "factor must be > 0"),
+    (lambda: S.proportional(8, rotary_dim=10), ValueError, "rotary_dim must be <= head_dim"),
+    (lambda: S.proportional(8, rotary_dim=3), ValueError, "rotary_dim must be an even"),
+    (lambda: S.proportional(8, 0.5), ValueError, "factor must be >= 1"),
+    (lambda: S.proportional(8, dtype=torch.float16), ValueError, "dtype must be"),
+    (lambda: S.default(8, 2.0), ValueError, "factor must be 1 for unscaled RoPE"),
+])
+def test_bad_input_longrope_proportional_default(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

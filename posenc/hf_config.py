@@ -1,0 +1,468 @@
+"""Read RoPE settings from a Hugging Face model config: what a checkpoint's config does.
+
+A ``transformers`` config object (``LlamaConfig``, ``Gemma3Config``, …) or the plain dict of
+a ``config.json`` goes in; the frequencies and attention factor that ``transformers`` 5.24
+builds for it come out, in the ``(inv_freq, attention_factor)`` form of
+:mod:`posenc.scaling`:
+
+* :func:`rope_parameters` — the resolved settings of one layer type (``rope_type``,
+  ``rope_theta``, ``head_dim``, ``rotary_dim``, the scaling keys), with every default and
+  legacy spelling applied the way ``transformers`` applies it;
+* :func:`rope_from_config` — ``(inv_freq, attention_factor)`` for those settings;
+* :func:`layer_specs` — one :class:`LayerSpec` per layer: RoPE or none (Llama 4's NoPE
+  layers), its frequencies (Gemma 3's local and global bases), and its sliding window.
+
+Shape notation: ``d`` = ``head_dim``, ``r`` = ``rotary_dim``; ``inv_freq`` is ``(r/2,)``
+(``(d/2,)`` for ``proportional``), radians per position.
+
+What is read, in ``transformers``' order of precedence:
+
+* the RoPE dict: ``rope_scaling`` (older configs) if non-empty, else ``rope_parameters``;
+  it may be nested per layer type (``{"sliding_attention": {...}, "full_attention": {...}}``);
+  ``rope_type`` or its old name ``type`` (``"su"``, and ``"yarn"`` in Phi-3 configs, mean
+  ``"longrope"``; ``"mrope"`` means the default 1-D frequencies);
+* ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
+  then 10000 (Gemma 3: 1e6 global, ``rope_local_base_freq`` or 1e4 local);
+* the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
+  ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
+  level, or ``rotary_pct`` (GPT-NeoX, default 0.25 there; 1 elsewhere);
+* ``head_dim``: ``qk_rope_head_dim`` (DeepSeek's rotary part), else ``head_dim``, else
+  ``hidden_size // num_attention_heads``;
+* ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
+  keeps it there), then the RoPE dict, then ``max_position_embeddings``; dynamic NTK uses
+  ``max_position_embeddings`` itself, as ``transformers`` does.
+
+A multimodal config is read through its ``text_config``. Unknown keys in the RoPE dict, an
+unknown ``rope_type``, missing required keys and malformed values raise an error that names
+the key. Source for every rule: ``transformers`` 5.24 ``modeling_rope_utils``
+(``RotaryEmbeddingConfigMixin`` and ``ROPE_INIT_FUNCTIONS``) and the model config classes
+named above; ``tests/test_hf_config.py`` checks each against the model's own rotary module.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import torch
+
+from . import scaling
+from ._checks import check_int
+
+__all__ = ["ROPE_KEYS", "LayerSpec", "layer_specs", "rope_from_config", "rope_parameters"]
+
+#: Every key a RoPE dict may hold (``transformers``' ``RopeParameters`` plus the legacy
+#: ``type``); anything else is rejected as a typo.
+ROPE_KEYS = frozenset({
+    "rope_type", "type", "rope_theta", "partial_rotary_factor", "factor",
+    "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow",
+    "short_factor", "long_factor", "low_freq_factor", "high_freq_factor", "mscale",
+    "mscale_all_dim", "truncate", "mrope_section", "mrope_interleaved",
+})
+
+_SCALED = ("yarn", "longrope", "llama3")  # the types that read original_max_position_embeddings
+
+
+class LayerSpec(NamedTuple):
+    """What one decoder layer does with positions (see :func:`layer_specs`)."""
+
+    #: ``config.layer_types[i]`` (e.g. ``"sliding_attention"``), or ``"full_attention"``
+    #: when the config has no per-layer types.
+    layer_type: str
+    #: ``False`` for a layer without positions (Llama 4's NoPE layers).
+    use_rope: bool
+    #: ``(r/2,)`` frequencies, or ``None`` when ``use_rope`` is ``False``.
+    inv_freq: torch.Tensor | None
+    #: cos/sin multiplier (1.0 for NoPE layers).
+    attention_factor: float
+    #: keys visible per query, itself included
+    #: (:func:`posenc.attention.sliding_window_mask`), or ``None`` for global layers.
+    sliding_window: int | None
+    #: ``(floor_scale, attn_scale)`` of Llama 4's query temperature on NoPE layers
+    #: (:func:`posenc.attention.llama4_attn_scale`), else ``None``.
+    attn_temperature: tuple[int, float] | None
+
+
+# --------------------------------------------------------------------------- plumbing
+
+
+def _as_dict(config) -> dict:
+    """The text model's config as a plain dict (deep copy: the caller's is never changed)."""
+    if isinstance(config, Mapping):
+        d = copy.deepcopy(dict(config))
+        text = d.get("text_config")
+        if isinstance(text, Mapping) and "num_attention_heads" not in d:
+            d = copy.deepcopy(dict(text))
+        return d
+    if hasattr(config, "to_dict"):
+        if hasattr(config, "get_text_config"):
+            config = config.get_text_config()
+        return _as_dict(config.to_dict())
+    raise TypeError(
+        "config must be a transformers config object or a config.json dict, got "
+        f"{type(config).__name__}"
+    )
+
+
+def _rope_source(d: dict) -> tuple[str, dict]:
+    """``(key name, RoPE dict)``: ``rope_scaling`` if non-empty, else ``rope_parameters``."""
+    for key in ("rope_scaling", "rope_parameters"):
+        value = d.get(key)
+        if value is None or (isinstance(value, Mapping) and not value):
+            continue
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{key} must be a dict, got {type(value).__name__}")
+        return key, dict(value)
+    return "rope_parameters", {}
+
+
+def _nested(d: dict, raw: dict) -> bool:
+    labels = set(d.get("_rope_type_labels") or d.get("layer_types") or ())
+    if any(k in labels for k in raw):
+        return True
+    return bool(raw) and all(
+        k not in ROPE_KEYS and (v is None or isinstance(v, Mapping)) for k, v in raw.items()
+    )
+
+
+def _per_type(d: dict) -> tuple[str, dict, bool]:
+    """``(source key, RoPE dict, nested)`` with Gemma 3's two bases made explicit."""
+    key, raw = _rope_source(d)
+    nested = _nested(d, raw)
+    if str(d.get("model_type", "")).startswith("gemma3") and not nested:
+        full = dict(raw) if raw else {"rope_type": "default"}
+        full.setdefault("rope_theta", d.get("rope_theta", 1_000_000.0))
+        local = {"rope_type": "default", "rope_theta": d.get("rope_local_base_freq", 10_000.0)}
+        raw, nested = {"sliding_attention": local, "full_attention": full}, True
+    return key, raw, nested
+
+
+def _number(where: str, name: str, value, *, integer: bool = False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        kind = "an integer" if integer else "a number"
+        raise TypeError(f"{where}[{name!r}] must be {kind}, got {value!r}")
+    if integer:
+        return check_int(f"{where}[{name!r}]", value)
+    if not math.isfinite(value):
+        raise ValueError(f"{where}[{name!r}] must be finite, got {value!r}")
+    return float(value)
+
+
+def _head_dim(d: dict) -> int:
+    for key in ("qk_rope_head_dim", "head_dim"):
+        if d.get(key) is not None:
+            return _number("config", key, d[key], integer=True)
+    try:
+        hidden, heads = d["hidden_size"], d["num_attention_heads"]
+    except KeyError as err:
+        raise ValueError(
+            f"config has no head_dim and no {err.args[0]!r} to derive it from "
+            "(head_dim = hidden_size // num_attention_heads)"
+        ) from None
+    return _number("config", "hidden_size", hidden, integer=True) // _number(
+        "config", "num_attention_heads", heads, integer=True
+    )
+
+
+# --------------------------------------------------------------------------- public
+
+
+def rope_parameters(config, *, layer_type: str | None = None) -> dict:
+    """The RoPE settings ``transformers`` resolves for ``config`` (one layer type).
+
+    Args:
+        config: a ``transformers`` config object or a ``config.json`` dict (a multimodal
+            config is read through its ``text_config``).
+        layer_type: which entry of a per-layer-type RoPE dict (e.g. Gemma 3's
+            ``"sliding_attention"`` / ``"full_attention"``); required when the config has
+            one, optional otherwise (any name in ``layer_types`` then gives the same).
+
+    Returns:
+        A new dict with ``rope_type`` (a key of :data:`posenc.scaling.ROPE_TYPES`),
+        ``rope_theta``, ``head_dim``, ``rotary_dim``, ``partial_rotary_factor``,
+        ``max_position_embeddings``, the type's own keys (``factor``,
+        ``original_max_position_embeddings``, ``beta_fast`` …) with defaults applied, and
+        ``source`` (``"rope_scaling"`` or ``"rope_parameters"``).
+
+    Raises:
+        TypeError: ``config`` of another kind; a RoPE dict that is not a dict; a value of
+            the wrong type (the message names the key).
+        ValueError: an unknown ``rope_type`` or an unknown key (a typo); a missing
+            required key (e.g. ``factor`` for ``"linear"``); ``layer_type`` missing or not
+            in the config; no ``head_dim`` and nothing to derive it from; an odd rotary
+            width.
+
+    Source: matches ``transformers`` 5.24 ``RotaryEmbeddingConfigMixin.standardize_rope_params``
+    and the ``_compute_*_parameters`` readers (tested per model family).
+    """
+    d = _as_dict(config)
+    key, raw, nested = _per_type(d)
+    layer_types = list(d.get("layer_types") or ())
+    if nested:
+        available = [k for k, v in raw.items() if v is not None]
+        if layer_type is None or layer_type not in raw:
+            raise ValueError(
+                f"{key} is per layer type; pass layer_type as one of {available}, got "
+                f"{layer_type!r}"
+            )
+        if raw[layer_type] is None:
+            raise ValueError(f"{key}[{layer_type!r}] is None: that layer type has no RoPE")
+        p, where = dict(raw[layer_type]), f"{key}[{layer_type!r}]"
+    else:
+        if layer_type is not None and layer_types and layer_type not in layer_types:
+            raise ValueError(
+                f"layer_type must be one of config.layer_types {sorted(set(layer_types))}, "
+                f"got {layer_type!r}"
+            )
+        p, where = raw, key
+    unknown = sorted(set(p) - ROPE_KEYS)
+    if unknown:
+        raise ValueError(
+            f"{where} has unknown key(s) {unknown}; allowed: {sorted(ROPE_KEYS)}"
+        )
+
+    model_type = str(d.get("model_type", ""))
+    rope_type = p.get("rope_type", p.get("type", "default"))
+    if rope_type == "su" or (rope_type == "yarn" and model_type == "phi3"):
+        rope_type = "longrope"  # Phi-3's legacy names (transformers' Phi3Config)
+    if rope_type == "mrope":
+        rope_type = "default"
+    if rope_type not in scaling.ROPE_TYPES:
+        raise ValueError(
+            f"{where}['rope_type'] must be one of {sorted(scaling.ROPE_TYPES)}, got "
+            f"{rope_type!r}"
+        )
+
+    theta = p.get("rope_theta")
+    if theta is None:
+        theta = d.get("rope_theta", d.get("rotary_emb_base", 10_000.0))
+    prf = p.get("partial_rotary_factor")
+    if prf is None:
+        prf = d.get("partial_rotary_factor")
+    if prf is None:
+        prf = d.get("rotary_pct", 0.25 if model_type == "gpt_neox" else 1.0)
+    prf = _number(where, "partial_rotary_factor", prf)
+    if not 0.0 < prf <= 1.0:
+        raise ValueError(f"{where}['partial_rotary_factor'] must be in (0, 1], got {prf:g}")
+    head_dim = _head_dim(d)
+    if rope_type == "proportional":
+        rotary_dim = 2 * int(prf * head_dim // 2)
+    elif d.get("rotary_dim") is not None:
+        rotary_dim = _number("config", "rotary_dim", d["rotary_dim"], integer=True)
+    else:
+        rotary_dim = int(head_dim * prf)
+    if rotary_dim % 2 or not 0 < rotary_dim <= head_dim and rope_type != "proportional":
+        raise ValueError(
+            f"the rotary width must be even and in [2, head_dim = {head_dim}], got "
+            f"{rotary_dim} (head_dim {head_dim} x partial_rotary_factor {prf:g})"
+        )
+    max_pos = d.get("max_position_embeddings")
+    out = {
+        "source": key,
+        "rope_type": rope_type,
+        "rope_theta": _number(where, "rope_theta", theta),
+        "head_dim": head_dim,
+        "rotary_dim": rotary_dim,
+        "partial_rotary_factor": prf,
+        "max_position_embeddings": max_pos,
+    }
+
+    def need(name: str):
+        if p.get(name) is None:
+            raise ValueError(f"{where}[{name!r}] is required for rope_type {rope_type!r}")
+        return p[name]
+
+    if rope_type in _SCALED:
+        if not nested and d.get("original_max_position_embeddings") is not None:
+            orig = d["original_max_position_embeddings"]
+        else:
+            orig = p.get("original_max_position_embeddings", max_pos)
+        if orig is None:
+            raise ValueError(
+                f"{where}['original_max_position_embeddings'] is required for rope_type "
+                f"{rope_type!r} (config has no max_position_embeddings to fall back on)"
+            )
+        out["original_max_position_embeddings"] = _number(
+            where, "original_max_position_embeddings", orig, integer=True
+        )
+    if rope_type in ("linear", "dynamic", "llama3"):
+        out["factor"] = _number(where, "factor", need("factor"))
+    elif rope_type == "proportional":
+        out["factor"] = _number(where, "factor", p.get("factor", 1.0))
+    elif rope_type in ("yarn", "longrope"):
+        factor = p.get("factor")
+        if factor is None:
+            if max_pos is None:
+                raise ValueError(f"{where}['factor'] is required for rope_type {rope_type!r}")
+            factor = max_pos / out["original_max_position_embeddings"]
+        out["factor"] = _number(where, "factor", factor)
+        if p.get("attention_factor") is not None:
+            out["attention_factor"] = _number(where, "attention_factor", p["attention_factor"])
+    if rope_type == "dynamic" and max_pos is None:
+        raise ValueError("config['max_position_embeddings'] is required for rope_type 'dynamic'")
+    if rope_type == "yarn":
+        # transformers uses the mscale pair only when both are truthy, falls back to 32/1
+        # for falsy betas, and reads truncate from the top-level RoPE dict.
+        if p.get("mscale") and p.get("mscale_all_dim"):
+            out["mscale"] = _number(where, "mscale", p["mscale"])
+            out["mscale_all_dim"] = _number(where, "mscale_all_dim", p["mscale_all_dim"])
+        out["beta_fast"] = _number(where, "beta_fast", p.get("beta_fast") or 32.0)
+        out["beta_slow"] = _number(where, "beta_slow", p.get("beta_slow") or 1.0)
+        truncate = raw.get("truncate", True)
+        if not isinstance(truncate, bool):
+            raise TypeError(f"{key}['truncate'] must be true or false, got {truncate!r}")
+        out["truncate"] = truncate
+    elif rope_type == "longrope":
+        out["short_factor"] = list(need("short_factor"))
+        out["long_factor"] = list(need("long_factor"))
+    elif rope_type == "llama3":
+        out["low_freq_factor"] = _number(where, "low_freq_factor", need("low_freq_factor"))
+        out["high_freq_factor"] = _number(where, "high_freq_factor", need("high_freq_factor"))
+    return out
+
+
+def rope_from_config(
+    config, *, layer_type: str | None = None, seq_len: int | None = None, dtype=torch.float32
+) -> tuple[torch.Tensor, float]:
+    """``(inv_freq, attention_factor)`` that ``transformers`` builds for ``config``.
+
+    Args:
+        config: a ``transformers`` config object or a ``config.json`` dict.
+        layer_type: entry of a per-layer-type RoPE dict (see :func:`rope_parameters`).
+        seq_len: current length (tokens so far, cache included) for the length-dependent
+            types: ``"dynamic"`` (NTK base grows past ``max_position_embeddings``) and
+            ``"longrope"`` (long factors past ``original_max_position_embeddings``);
+            ``None`` gives what the model builds at load time. Ignored by other types.
+        dtype: float32 (default, as ``transformers``) or float64.
+
+    Returns:
+        ``(inv_freq, attention_factor)``: ``(r/2,)`` (``(d/2,)`` for ``proportional``)
+        tensor and a float multiplying cos and sin.
+
+    Raises:
+        TypeError, ValueError: as :func:`rope_parameters`, and the method's own checks
+            (e.g. a ``factor`` below 1, factor lists of the wrong length), each prefixed
+            with the config key it came from.
+
+    Source: matches the rotary-embedding modules of ``transformers`` 5.24
+    (``LlamaRotaryEmbedding``, ``Gemma3RotaryEmbedding``, ``Phi3RotaryEmbedding``,
+    ``GptOssRotaryEmbedding``, ``DeepseekV3RotaryEmbedding``, ``GPTNeoXRotaryEmbedding``,
+    ``Qwen2RotaryEmbedding``), which call ``ROPE_INIT_FUNCTIONS`` (tested).
+    """
+    p = rope_parameters(config, layer_type=layer_type)
+    t = p["rope_type"]
+    common = {"base": p["rope_theta"], "dtype": dtype}
+    d, r = p["head_dim"], p["rotary_dim"]
+    where = p["source"] if layer_type is None else f"{p['source']}[{layer_type!r}]"
+    try:
+        if t == "default":
+            return scaling.default(d, rotary_dim=r, **common)
+        if t == "linear":
+            return scaling.linear(d, p["factor"], rotary_dim=r, **common)
+        if t == "dynamic":
+            return scaling.dynamic_ntk(d, p["factor"], p["max_position_embeddings"],
+                                       seq_len=seq_len, rotary_dim=r, **common)
+        if t == "yarn":
+            extra = {k: p[k] for k in ("attention_factor", "mscale", "mscale_all_dim")
+                     if k in p}
+            return scaling.yarn(d, p["factor"], p["original_max_position_embeddings"],
+                                beta_fast=p["beta_fast"], beta_slow=p["beta_slow"],
+                                truncate=p["truncate"], rotary_dim=r, **extra, **common)
+        if t == "longrope":
+            return scaling.longrope(d, p["factor"], p["original_max_position_embeddings"],
+                                    short_factor=p["short_factor"],
+                                    long_factor=p["long_factor"], seq_len=seq_len,
+                                    attention_factor=p.get("attention_factor"),
+                                    rotary_dim=r, **common)
+        if t == "llama3":
+            return scaling.llama3(d, p["factor"], p["original_max_position_embeddings"],
+                                  low_freq_factor=p["low_freq_factor"],
+                                  high_freq_factor=p["high_freq_factor"], rotary_dim=r,
+                                  **common)
+        return scaling.proportional(d, p["factor"], rotary_dim=r, **common)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{where} (rope_type {t!r}): {err}") from err
+
+
+def _default_layer_types(d: dict) -> list[str]:
+    n = check_int("config['num_hidden_layers']", d.get("num_hidden_layers"), minimum=1)
+    model_type = str(d.get("model_type", ""))
+    if model_type.startswith("gemma3"):
+        every = d.get("sliding_window_pattern", 6)
+        return ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(n)]
+    if model_type == "gpt_oss":
+        return ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]
+    if d.get("sliding_window") is not None and d.get("use_sliding_window", True):
+        return ["sliding_attention"] * n
+    return ["full_attention"] * n
+
+
+def layer_specs(
+    config, *, seq_len: int | None = None, dtype=torch.float32
+) -> list[LayerSpec]:
+    """Per decoder layer: RoPE or none, its frequencies, and its sliding window.
+
+    * Layer types come from ``config.layer_types``; without it, from the model's rule in
+      ``transformers``: Gemma 3 every ``sliding_window_pattern``-th layer (default 6) is
+      global, gpt-oss alternates sliding/full starting with sliding, and any other config
+      with a ``sliding_window`` (and ``use_sliding_window`` not false) is sliding in every
+      layer (Mistral 7B v0.1).
+    * Llama 4: ``no_rope_layers[i] == 0`` marks a layer **without** RoPE (the name reads
+      backwards: 1 = uses RoPE); without the list, every ``no_rope_layer_interval``-th
+      layer (default 4) is NoPE. With ``attn_temperature_tuning`` (default on) those
+      layers scale their queries (:func:`posenc.attention.llama4_attn_scale`). Llama 4's
+      ``chunked_attention`` layers are reported with ``sliding_window=None`` (chunking is
+      not a sliding window).
+
+    Args:
+        config: a ``transformers`` config object or ``config.json`` dict.
+        seq_len, dtype: as :func:`rope_from_config`.
+
+    Returns:
+        ``num_hidden_layers`` :class:`LayerSpec` entries.
+
+    Raises:
+        ValueError: ``num_hidden_layers`` missing or ``< 1``; ``layer_types`` or
+            ``no_rope_layers`` shorter than the layer count; the errors of
+            :func:`rope_from_config`.
+
+    Source: ``transformers`` 5.24 ``Gemma3TextConfig``, ``GptOssConfig``,
+    ``Llama4TextConfig`` / ``Llama4TextAttention`` and ``masking_utils`` (tested against
+    the config classes).
+    """
+    d = _as_dict(config)
+    if d.get("num_hidden_layers") is None:
+        raise ValueError("config['num_hidden_layers'] is required to list the layers")
+    n = check_int("config['num_hidden_layers']", d["num_hidden_layers"], minimum=1)
+    types = list(d.get("layer_types") or _default_layer_types(d))
+    if len(types) < n:
+        raise ValueError(f"config['layer_types'] has {len(types)} entries for {n} layers")
+    uses_rope = [True] * n
+    temperature = None
+    if str(d.get("model_type", "")).startswith("llama4"):
+        every = d.get("no_rope_layer_interval", 4)
+        flags = d.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(n)]
+        if len(flags) < n:
+            raise ValueError(f"config['no_rope_layers'] has {len(flags)} entries for {n} layers")
+        uses_rope = [bool(f) for f in flags[:n]]
+        if d.get("attn_temperature_tuning", True):
+            temperature = (int(d.get("floor_scale", 8192)), float(d.get("attn_scale", 0.1)))
+    _, raw, nested = _per_type(d)
+    window = d.get("sliding_window")
+    cache: dict[str, tuple[torch.Tensor, float]] = {}
+    specs = []
+    for i in range(n):
+        lt = types[i]
+        sw = window if lt == "sliding_attention" else None
+        if not uses_rope[i] or (nested and raw.get(lt, {}) is None):
+            specs.append(LayerSpec(lt, False, None, 1.0, sw, temperature))
+            continue
+        key = lt if nested else ""
+        if key not in cache:
+            cache[key] = rope_from_config(d, layer_type=lt if nested else None,
+                                          seq_len=seq_len, dtype=dtype)
+        inv_freq, att = cache[key]
+        specs.append(LayerSpec(lt, True, inv_freq, att, sw, None))
+    return specs

@@ -1,0 +1,390 @@
+"""posenc.hf_config against transformers' own rotary modules, on published configs.
+
+Each config below is the RoPE-relevant part of a published ``config.json`` (hyper-parameters
+as released; no weights). The oracle is the model family's rotary-embedding module in
+``transformers`` 5.24, built from the same dict with the family's config class — so the
+test covers both ``transformers``' config standardisation and its ``ROPE_INIT_FUNCTIONS``.
+The reader is called on the dict *and* on the config object.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import math
+
+import pytest
+import torch
+from transformers import CONFIG_MAPPING
+
+from posenc import hf_config as H
+from posenc import scaling as S
+from posenc.attention import llama4_attn_scale
+
+# --------------------------------------------------------------------------- configs
+
+LLAMA31_8B = {  # meta-llama/Llama-3.1-8B
+    "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "num_hidden_layers": 32, "intermediate_size": 14336,
+    "max_position_embeddings": 131072, "rope_theta": 500000.0,
+    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+}
+QWEN25_7B_YARN = {  # Qwen/Qwen2.5-7B-Instruct with the YaRN block its model card gives
+    "model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "num_hidden_layers": 28, "intermediate_size": 18944,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0, "sliding_window": 131072,
+    "use_sliding_window": False, "max_window_layers": 28,
+    "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"},
+}
+PHI3_LONG = [  # long_factor of the first Phi-3 128k release (Phi-3-vision-128k-instruct)
+    1.0299999713897705, 1.0499999523162842, 1.0499999523162842, 1.0799999237060547,
+    1.2299998998641968, 1.2299998998641968, 1.2999999523162842, 1.4499999284744263,
+    1.5999999046325684, 1.6499998569488525, 1.8999998569488525, 2.859999895095825,
+    3.68999981880188, 5.419999599456787, 5.489999771118164, 5.489999771118164,
+    9.09000015258789, 11.579999923706055, 15.65999984741211, 15.769999504089355,
+    15.789999961853027, 18.360000610351562, 21.989999771118164, 23.079999923706055,
+    30.009998321533203, 32.35000228881836, 32.590003967285156, 35.56000518798828,
+    39.95000457763672, 53.840003967285156, 56.20000457763672, 57.95000457763672,
+    59.29000473022461, 59.77000427246094, 59.920005798339844, 61.190006256103516,
+    61.96000671386719, 62.50000762939453, 63.3700065612793, 63.48000717163086,
+    63.48000717163086, 63.66000747680664, 63.850006103515625, 64.08000946044922,
+    64.760009765625, 64.80001068115234, 64.81001281738281, 64.81001281738281,
+]
+PHI3_SHORT = (
+    [1.05] * 3 + [1.1] * 3 + [1.2500000000000002] * 2 + [1.4000000000000004,
+    1.4500000000000004, 1.5500000000000005, 1.8500000000000008, 1.9000000000000008]
+    + [2.000000000000001] * 19 + [2.1000000000000005] * 2 + [2.2] + [2.3499999999999996] * 4
+    + [2.3999999999999995] * 2 + [2.6499999999999986, 2.6999999999999984, 2.8999999999999977,
+    2.9499999999999975] + [3.049999999999997] * 3
+)
+PHI3_128K = {  # Phi-3 128k (hidden 3072, 32 heads, 4096 -> 131072)
+    "model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32,
+    "num_key_value_heads": 32, "num_hidden_layers": 32, "intermediate_size": 8192,
+    "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+    "rope_theta": 10000.0, "sliding_window": 131072,
+    "rope_scaling": {"long_factor": PHI3_LONG, "short_factor": PHI3_SHORT,
+                     "type": "longrope"},
+}
+GEMMA3_4B_TEXT = {  # google/gemma-3-4b-it, text_config
+    "model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8,
+    "num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 34,
+    "intermediate_size": 10240, "max_position_embeddings": 131072,
+    "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+    "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+    "sliding_window": 1024, "sliding_window_pattern": 6, "query_pre_attn_scalar": 256,
+}
+GPT_OSS_20B = {  # openai/gpt-oss-20b
+    "model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "head_dim": 64, "num_hidden_layers": 24,
+    "intermediate_size": 2880, "num_local_experts": 32, "num_experts_per_tok": 4,
+    "max_position_embeddings": 131072, "rope_theta": 150000.0, "sliding_window": 128,
+    "layer_types": ["sliding_attention", "full_attention"] * 12,
+    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                     "original_max_position_embeddings": 4096, "rope_type": "yarn",
+                     "truncate": False},
+}
+DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3
+    "model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128,
+    "num_key_value_heads": 128, "num_hidden_layers": 61, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
+    "max_position_embeddings": 163840, "rope_theta": 10000,
+    "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0,
+                     "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096,
+                     "type": "yarn"},
+}
+GPT_NEOX_20B = {  # EleutherAI/gpt-neox-20b
+    "model_type": "gpt_neox", "hidden_size": 6144, "num_attention_heads": 64,
+    "num_hidden_layers": 44, "intermediate_size": 24576, "rotary_pct": 0.25,
+    "rotary_emb_base": 10000, "max_position_embeddings": 2048,
+}
+LLAMA4_TEXT = {  # the Llama 4 layer pattern with transformers' Llama4TextConfig defaults
+    "model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40,
+    "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 8,
+    "max_position_embeddings": 262144, "rope_theta": 500000.0,
+    "rope_scaling": {"factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+}
+
+#: name -> (config dict, rotary module "package.Class", layer types to check)
+MODELS = {
+    "llama3.1-8b": (LLAMA31_8B, "llama.LlamaRotaryEmbedding", [None]),
+    "qwen2.5-7b-yarn": (QWEN25_7B_YARN, "qwen2.Qwen2RotaryEmbedding", [None]),
+    "phi3-128k-longrope": (PHI3_128K, "phi3.Phi3RotaryEmbedding", [None]),
+    "gemma3-4b": (GEMMA3_4B_TEXT, "gemma3.Gemma3RotaryEmbedding",
+                  ["sliding_attention", "full_attention"]),
+    "gpt-oss-20b": (GPT_OSS_20B, "gpt_oss.GptOssRotaryEmbedding", [None]),
+    "deepseek-v3": (DEEPSEEK_V3, "deepseek_v3.DeepseekV3RotaryEmbedding", [None]),
+    "gpt-neox-20b": (GPT_NEOX_20B, "gpt_neox.GPTNeoXRotaryEmbedding", [None]),
+    "llama4": (LLAMA4_TEXT, "llama4.Llama4TextRotaryEmbedding", [None]),
+}
+
+
+#: posenc rounds the float64 value once; transformers computes base**x in float32 (a few
+#: roundings), so the two agree to within a few float32 units, relative.
+ULPS4 = 2.0**-21
+
+
+def hf_config(d):
+    d = copy.deepcopy(d)
+    return CONFIG_MAPPING[d.pop("model_type")](**d)
+
+
+def hf_rotary(name):
+    d, where, _ = MODELS[name]
+    package, cls = where.split(".")
+    module = importlib.import_module(f"transformers.models.{package}.modeling_{package}")
+    return getattr(module, cls)(hf_config(d))
+
+
+def hf_tables(rotary, layer_type):
+    if layer_type is None:
+        return rotary.inv_freq, rotary.attention_scaling
+    return getattr(rotary, f"{layer_type}_inv_freq"), getattr(
+        rotary, f"{layer_type}_attention_scaling")
+
+
+def max_rel_diff(a, b) -> float:
+    a, b = a.to(torch.float64), b.to(torch.float64)
+    nz = b != 0
+    assert torch.equal(a == 0, b == 0)
+    return float(((a[nz] - b[nz]).abs() / b[nz].abs()).max()) if nz.any() else 0.0
+
+
+def parity(name) -> list[tuple[str | None, float, float, float]]:
+    """``(layer_type, max rel diff of inv_freq, attention_factor, transformers' one)``."""
+    d, _, layer_types = MODELS[name]
+    rotary = hf_rotary(name)
+    rows = []
+    for lt in layer_types:
+        ref_inv, ref_att = hf_tables(rotary, lt)
+        for source in (d, hf_config(d)):
+            inv, att = H.rope_from_config(source, layer_type=lt)
+            assert inv.shape == ref_inv.shape and inv.dtype == torch.float32
+            rows.append((lt, max_rel_diff(inv, ref_inv), att, float(ref_att)))
+    return rows
+
+
+# --------------------------------------------------------------------------- parity
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_parity_with_transformers_rotary_modules(name):
+    for lt, diff, att, ref_att in parity(name):
+        assert diff <= ULPS4, (lt, diff)
+        assert att == pytest.approx(ref_att, rel=1e-12)
+
+
+def test_published_values():
+    """The numbers the pitfalls chapter quotes, from the configs themselves."""
+    p = H.rope_parameters(LLAMA31_8B)
+    assert (p["rope_type"], p["head_dim"], p["rotary_dim"], p["factor"]) == ("llama3", 128,
+                                                                              128, 8.0)
+    assert H.rope_from_config(PHI3_128K)[1] == pytest.approx(
+        math.sqrt(1 + math.log(32) / math.log(4096)))
+    assert H.rope_from_config(GPT_OSS_20B)[1] == pytest.approx(0.1 * math.log(32) + 1)
+    assert H.rope_from_config(DEEPSEEK_V3)[1] == 1.0  # mscale / mscale_all_dim
+    assert H.rope_parameters(GPT_NEOX_20B)["rotary_dim"] == 24  # 96 x 0.25
+    assert H.rope_parameters(DEEPSEEK_V3)["head_dim"] == 64  # qk_rope_head_dim
+    g = {lt: H.rope_parameters(GEMMA3_4B_TEXT, layer_type=lt)["rope_theta"]
+         for lt in ("sliding_attention", "full_attention")}
+    assert g == {"sliding_attention": 10000.0, "full_attention": 1000000.0}
+
+
+def test_gemma3_local_layers_are_unscaled_and_global_linear():
+    local, _ = H.rope_from_config(GEMMA3_4B_TEXT, layer_type="sliding_attention")
+    full, _ = H.rope_from_config(GEMMA3_4B_TEXT, layer_type="full_attention")
+    assert torch.equal(local, S.default(256, base=1e4)[0])
+    assert torch.equal(full, S.linear(256, 8.0, base=1e6)[0])
+
+
+def test_multimodal_config_is_read_through_text_config():
+    full = {"model_type": "gemma3", "text_config": GEMMA3_4B_TEXT}
+    for source in (full, hf_config(full)):
+        inv, _ = H.rope_from_config(source, layer_type="full_attention")
+        assert torch.equal(inv, H.rope_from_config(GEMMA3_4B_TEXT,
+                                                   layer_type="full_attention")[0])
+
+
+@pytest.mark.parametrize("seq_len", [None, 1, 4096, 4097, 131072])
+def test_phi3_longrope_switch_matches_the_module(seq_len):
+    """Phi-3's module swaps to long_factor once max(position_ids) + 1 > 4096."""
+    rotary = hf_rotary("phi3-128k-longrope")
+    if seq_len is not None:
+        x = torch.zeros(1, 1, 1, 96)
+        rotary(x, torch.tensor([[seq_len - 1]]))
+    inv, att = H.rope_from_config(PHI3_128K, seq_len=seq_len)
+    assert max_rel_diff(inv, rotary.inv_freq) <= ULPS4
+    assert att == pytest.approx(rotary.attention_scaling, rel=1e-12)
+
+
+def test_phi3_legacy_su_is_longrope():
+    """The first Phi-3 128k configs said "su"; transformers 5.24's Phi3Config renames it
+    only after moving original_max_position_embeddings, so it rejects such a config;
+    posenc reads it as the longrope it is."""
+    su = copy.deepcopy(PHI3_128K)
+    su["rope_scaling"]["type"] = "su"
+    with pytest.raises(KeyError, match="original_max_position_embeddings"):
+        hf_config(su)
+    for seq_len in (None, 8000):
+        a, fa = H.rope_from_config(su, seq_len=seq_len)
+        b, fb = H.rope_from_config(PHI3_128K, seq_len=seq_len)
+        assert torch.equal(a, b) and fa == fb
+
+
+@pytest.mark.parametrize("seq_len", [None, 1000, 2048, 4096, 10000])
+def test_dynamic_ntk_reads_max_position_embeddings(seq_len):
+    d = dict(LLAMA31_8B, max_position_embeddings=2048,
+             rope_scaling={"rope_type": "dynamic", "factor": 2.0})
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    want, _ = ROPE_INIT_FUNCTIONS["dynamic"](hf_config(d), "cpu", seq_len=seq_len)
+    got, _ = H.rope_from_config(d, seq_len=seq_len)
+    assert max_rel_diff(got, want) <= ULPS4
+
+
+def test_proportional_config():
+    """A Gemma 4 style global layer: proportional, partial_rotary_factor 0.25, theta 1e6."""
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    d = dict(LLAMA31_8B, head_dim=256, rope_scaling={
+        "rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1e6})
+    want, _ = ROPE_INIT_FUNCTIONS["proportional"](hf_config(d), "cpu")
+    got, att = H.rope_from_config(d)
+    assert got.shape == (128,) and max_rel_diff(got, want) <= ULPS4 and att == 1.0
+    assert int((got > 0).sum()) == 32
+
+
+def test_rotary_dim_key_gpt_j():
+    """GPT-J keeps its rotated width as rotary_dim (64 of 256), base 10000."""
+    from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions
+
+    d = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64,
+         "hidden_size": 4096, "num_attention_heads": 16, "n_positions": 2048}
+    inv, _ = H.rope_from_config(d)
+    table = create_sinusoidal_positions(5, 64)  # (positions, [sin | cos])
+    angles = torch.arange(5, dtype=torch.float32)[:, None] * inv
+    torch.testing.assert_close(table[:, :32], torch.sin(angles))
+
+
+# --------------------------------------------------------------------------- layers
+
+
+def test_layer_specs_gemma3_pattern_and_windows():
+    specs = H.layer_specs(GEMMA3_4B_TEXT)
+    assert [s.layer_type for s in specs] == hf_config(GEMMA3_4B_TEXT).layer_types
+    assert [i for i, s in enumerate(specs) if s.sliding_window is None] == [5, 11, 17, 23, 29]
+    assert all(s.sliding_window == 1024 for s in specs if s.layer_type == "sliding_attention")
+    assert all(s.use_rope for s in specs)
+
+
+def test_layer_specs_gpt_oss_and_mistral():
+    specs = H.layer_specs(GPT_OSS_20B)
+    assert [s.sliding_window for s in specs[:4]] == [128, None, 128, None]
+    d = dict(GPT_OSS_20B)
+    del d["layer_types"]
+    assert [s.layer_type for s in H.layer_specs(d)] == hf_config(d).layer_types
+    mistral = {"model_type": "mistral", "hidden_size": 4096, "num_attention_heads": 32,
+               "num_hidden_layers": 32, "sliding_window": 4096, "rope_theta": 10000.0,
+               "max_position_embeddings": 32768}
+    assert {s.sliding_window for s in H.layer_specs(mistral)} == {4096}
+    qwen = H.layer_specs(QWEN25_7B_YARN)  # use_sliding_window false
+    assert {s.sliding_window for s in qwen} == {None}
+
+
+def test_layer_specs_llama4_nope_every_fourth():
+    specs = H.layer_specs(LLAMA4_TEXT)
+    cfg = hf_config(LLAMA4_TEXT)
+    assert [s.use_rope for s in specs] == [bool(f) for f in cfg.no_rope_layers]
+    assert [i for i, s in enumerate(specs) if not s.use_rope] == [3, 7]
+    assert all(s.inv_freq is None and s.attn_temperature == (8192, 0.1)
+               for s in specs if not s.use_rope)
+    off = H.layer_specs(dict(LLAMA4_TEXT, attn_temperature_tuning=False))
+    assert all(s.attn_temperature is None for s in off)
+
+
+def test_llama4_attn_scale_matches_transformers_attention():
+    """Run a NoPE Llama4TextAttention layer and capture the queries it hands to attention."""
+    from transformers.models.llama4 import modeling_llama4 as M
+
+    cfg = hf_config(dict(LLAMA4_TEXT, hidden_size=32, num_attention_heads=2,
+                         num_key_value_heads=2, head_dim=16, floor_scale=4, attn_scale=0.1))
+    cfg._attn_implementation = "eager"
+    layer = M.Llama4TextAttention(cfg, layer_idx=3)  # a NoPE layer
+    assert not layer.use_rope
+    captured = {}
+
+    def spy(module, q, k, v, mask, **kwargs):
+        captured["q"] = q
+        return torch.zeros(q.shape[0], q.shape[2], q.shape[1], q.shape[3]), None
+
+    h = torch.randn(1, 20, 32, generator=torch.Generator().manual_seed(0))
+    orig = M.eager_attention_forward
+    M.eager_attention_forward = spy
+    try:
+        with torch.no_grad():
+            layer(h, position_embeddings=None, attention_mask=None)
+            plain = layer.q_proj(h).view(1, 20, 2, 16).transpose(1, 2)
+    finally:
+        M.eager_attention_forward = orig
+    scale = llama4_attn_scale(torch.arange(20), floor_scale=4, attn_scale=0.1)
+    torch.testing.assert_close(captured["q"], plain * scale[:, None])
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("patch,exc,match", [
+    ({"rope_scaling": {"rope_type": "ntk", "factor": 2.0}}, ValueError,
+     r"rope_scaling\['rope_type'\] must be one of"),
+    ({"rope_scaling": {"rope_type": "linear", "factr": 2.0}}, ValueError,
+     r"unknown key\(s\) \['factr'\]"),
+    ({"rope_scaling": {"rope_type": "linear"}}, ValueError,
+     r"rope_scaling\['factor'\] is required for rope_type 'linear'"),
+    ({"rope_scaling": {"rope_type": "linear", "factor": "8"}}, TypeError,
+     r"rope_scaling\['factor'\] must be a number"),
+    ({"rope_scaling": {"rope_type": "linear", "factor": 0.5}}, ValueError,
+     r"rope_scaling \(rope_type 'linear'\): factor must be >= 1"),
+    ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0}},
+     ValueError, r"rope_scaling\['high_freq_factor'\] is required"),
+    ({"rope_scaling": {"rope_type": "longrope", "short_factor": [1.0] * 64,
+                       "long_factor": [1.0] * 3}}, ValueError,
+     "long_factor must hold rotary_dim/2 = 64"),
+    ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "truncate": "no"}}, TypeError,
+     r"rope_scaling\['truncate'\] must be true or false"),
+    ({"rope_scaling": [8.0]}, TypeError, "rope_scaling must be a dict"),
+    ({"rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.5}},
+     ValueError, r"partial_rotary_factor'\] must be in \(0, 1\]"),
+    ({"rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.29}},
+     ValueError, "rotary width must be even"),
+])
+def test_bad_rope_dicts_name_the_key(patch, exc, match):
+    d = dict(LLAMA31_8B)
+    d.pop("rope_scaling")
+    d.update(patch)
+    with pytest.raises(exc, match=match):
+        H.rope_from_config(d)
+
+
+def test_bad_layer_type_and_config_kind():
+    with pytest.raises(ValueError, match="pass layer_type as one of"):
+        H.rope_from_config(GEMMA3_4B_TEXT)
+    with pytest.raises(ValueError, match="pass layer_type as one of"):
+        H.rope_from_config(GEMMA3_4B_TEXT, layer_type="local")
+    with pytest.raises(ValueError, match="layer_type must be one of config.layer_types"):
+        H.rope_from_config(GPT_OSS_20B, layer_type="chunked_attention")
+    with pytest.raises(TypeError, match="config must be a transformers config object"):
+        H.rope_from_config([1, 2])
+    with pytest.raises(ValueError, match="no head_dim"):
+        H.rope_from_config({"rope_theta": 1e4})
+    with pytest.raises(ValueError, match="num_hidden_layers"):
+        H.layer_specs({"hidden_size": 64, "num_attention_heads": 2})
+    with pytest.raises(ValueError, match="layer_types'\\] has 2 entries for 24"):
+        H.layer_specs(dict(GPT_OSS_20B, layer_types=["full_attention"] * 2))
+
+
+def test_reader_never_changes_the_callers_config():
+    d = copy.deepcopy(PHI3_128K)
+    H.rope_from_config(d, seq_len=5000)
+    H.layer_specs(d)
+    assert d == PHI3_128K
