@@ -135,12 +135,29 @@ def _dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> No
     scripts[:] = unique
 
 
+def _single_page_support(app: Sphinx) -> None:
+    """Let Sphinx's ``singlehtml`` builder (scripts/build_pdf.py) render the notebooks.
+
+    Some extensions Jupyter Book loads (myst-nb's hidden cells, sphinx_jupyterbook_latex)
+    register their nodes' HTML visitors for the builder named ``html`` only, and Sphinx
+    looks visitors up by builder name first, so the ``singlehtml`` translator fails on
+    them. Every ``html`` visitor missing for ``singlehtml`` is used there as well.
+    """
+    if app.builder.name != "singlehtml":
+        return
+    handlers = app.registry.translation_handlers
+    single = handlers.setdefault("singlehtml", {})
+    for node_name, visitors in handlers.get("html", {}).items():
+        single.setdefault(node_name, visitors)
+
+
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx.ext.mathjax")
     plotly_js()  # fail early, before a full build, if Plotly.js is missing
     app.add_css_file(SITE_CSS)
     app.connect("html-page-context", _interactive_scripts, priority=400)
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("builder-inited", _single_page_support)
     app.connect("build-finished", _copy_mathjax)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

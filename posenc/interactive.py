@@ -27,7 +27,6 @@ import html
 import json
 import math
 import re
-from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import torch
@@ -99,7 +98,7 @@ class SliderFigure:
         name: str,
         *,
         param: str,
-        traces: Sequence[str],
+        traces: list[str] | tuple[str, ...],
         x_title: str,
         y_title: str,
         x_type: str = "linear",
@@ -139,7 +138,7 @@ class SliderFigure:
         self.y_range = y_range
         self.steps: list[dict] = []
 
-    def add_step(self, label, curves: Sequence[tuple]) -> SliderFigure:
+    def add_step(self, label, curves: list | tuple) -> SliderFigure:
         """Add the curves for one slider position; returns the figure (calls chain).
 
         Args:
@@ -189,8 +188,8 @@ class SliderFigure:
         else:
             values = [v for step in self.steps for y in step["y"] for v in y]
             low, high = min(values), max(values)
-            if low == high:
-                low, high = low - 1.0, high + 1.0
+            if low == high:  # one value: a range around it
+                low, high = (low / 2, high * 2) if self.y_type == "log" else (low - 1, high + 1)
         if self.y_type == "log":
             pad = 0.05 * (math.log10(high) - math.log10(low))
             return [
