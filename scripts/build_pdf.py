@@ -157,8 +157,8 @@ def print_pdf(page_dir: Path, output: Path) -> None:
 
 
 def build_pdf(output: Path = DEFAULT_OUTPUT, work: Path | None = None) -> Path:
-    """Build the single page (in ``work``, default ``_build/pdf``) and print it to ``output``."""
-    work = work or output.parent
+    """Build the single page (under ``work``, default ``_build/pdf``), print it to ``output``."""
+    work = work or DEFAULT_OUTPUT.parent
     page_dir = build_single_page(work)
     print_pdf(page_dir, output)
     return output
