@@ -17,6 +17,13 @@ with filename ``None``, once with ``""``), and the second ``const THEBE_JS_URL``
 uncaught SyntaxError on every page (the browser check in
 ``tests/test_browser.py`` reports it).
 
+Interactive figures (:mod:`posenc.interactive`) are drawn by Plotly.js. The extension copies
+``plotly.min.js`` from the pinned ``plotly`` package and ``posenc_interactive.js`` (next to
+this file) into ``<build>/html/_static/`` and adds both, deferred, to each page whose body
+holds an interactive block, so no page loads them from another host and pages without a
+figure do not load them at all. ``posenc_site.css`` (also next to this file) is added to
+every page: the interactive blocks' controls, and code that fits the page on a phone.
+
 Enabled in ``_config.yml`` under ``sphinx: local_extensions: {posenc_site: _ext}``.
 """
 
@@ -39,6 +46,13 @@ COMPONENT = "tex-mml-chtml.js"
 RUNTIME_TREES = ("input", "output/chtml", "ui", "a11y", "sre")
 
 PIP_HINT = "pip install django-static-mathjax==3.2.2.1 (see requirements.txt)"
+PLOTLY_HINT = "pip install plotly (the version pinned in requirements.txt)"
+#: Files next to this extension that the site serves from ``_static``.
+HERE = Path(__file__).resolve().parent
+INTERACTIVE_JS = "posenc_interactive.js"
+SITE_CSS = "posenc_site.css"
+#: The CSS class that marks an interactive block (posenc.interactive.CSS_CLASS).
+INTERACTIVE_CLASS = "posenc-interactive"
 
 
 def mathjax_es5_dir() -> Path:
@@ -56,6 +70,22 @@ def mathjax_es5_dir() -> Path:
     if not (es5 / COMPONENT).is_file():
         raise ExtensionError(f"no MathJax 3 component at {es5 / COMPONENT}: {PIP_HINT}")
     return es5
+
+
+def plotly_js() -> Path:
+    """``plotly.min.js`` as shipped by the ``plotly`` Python package.
+
+    Raises:
+        ExtensionError: ``plotly`` is not installed or ships no ``plotly.min.js``.
+    """
+    try:
+        import plotly
+    except ImportError as err:
+        raise ExtensionError(f"posenc_site needs Plotly.js: {PLOTLY_HINT}") from err
+    js = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+    if not js.is_file():
+        raise ExtensionError(f"no plotly.min.js at {js}: {PLOTLY_HINT}")
+    return js
 
 
 def _use_local_mathjax(app: Sphinx, config) -> None:
@@ -76,6 +106,17 @@ def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
         shutil.copytree(es5 / tree, dest / tree, dirs_exist_ok=True)
     shutil.copy2(es5.parent / "LICENSE", dest / "LICENSE")
     logger.info(f"posenc_site: MathJax 3 copied to {dest}")
+    static = Path(app.outdir) / "_static"
+    shutil.copy2(plotly_js(), static / "plotly.min.js")
+    shutil.copy2(HERE / INTERACTIVE_JS, static / INTERACTIVE_JS)
+    shutil.copy2(HERE / SITE_CSS, static / SITE_CSS)
+
+
+def _interactive_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Add Plotly.js and the figures' script to the pages that hold an interactive block."""
+    if INTERACTIVE_CLASS in (context.get("body") or ""):
+        app.add_js_file("plotly.min.js", loading_method="defer")
+        app.add_js_file(INTERACTIVE_JS, loading_method="defer")
 
 
 def _dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -94,9 +135,29 @@ def _dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> No
     scripts[:] = unique
 
 
+def _single_page_support(app: Sphinx) -> None:
+    """Let Sphinx's ``singlehtml`` builder (scripts/build_pdf.py) render the notebooks.
+
+    Some extensions Jupyter Book loads (myst-nb's hidden cells, sphinx_jupyterbook_latex)
+    register their nodes' HTML visitors for the builder named ``html`` only, and Sphinx
+    looks visitors up by builder name first, so the ``singlehtml`` translator fails on
+    them. Every ``html`` visitor missing for ``singlehtml`` is used there as well.
+    """
+    if app.builder.name != "singlehtml":
+        return
+    handlers = app.registry.translation_handlers
+    single = handlers.setdefault("singlehtml", {})
+    for node_name, visitors in handlers.get("html", {}).items():
+        single.setdefault(node_name, visitors)
+
+
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx.ext.mathjax")
+    plotly_js()  # fail early, before a full build, if Plotly.js is missing
+    app.add_css_file(SITE_CSS)
+    app.connect("html-page-context", _interactive_scripts, priority=400)
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("builder-inited", _single_page_support)
     app.connect("build-finished", _copy_mathjax)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

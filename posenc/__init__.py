@@ -16,7 +16,8 @@ One module per idea; torch tensors throughout (numpy/matplotlib only at the edge
 * :mod:`posenc.alibi` — ALiBi slopes for any head count and the bias matrices.
 * :mod:`posenc.attention` — readable scaled dot-product attention, causal and
   sliding-window masks, and a KV cache.
-* :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure style.
+* :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure style;
+  :mod:`posenc.interactive` — figures with a slider for the HTML pages (Plotly.js).
 
 The most used names are re-exported here; method-specific names (``posenc.scaling.yarn``)
 stay in their module. ``posenc.attention`` is the module; its function is

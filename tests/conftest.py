@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -38,6 +39,32 @@ if importlib.util.find_spec("posenc") is None:
 
 #: Numbers the site checks report at the end of the run (pages, images, timings).
 SITE_REPORT: dict[str, object] = {}
+
+
+#: Chapters whose committed code is not yet within 88 columns, and why; the overflow and
+#: line-length checks expect them to fail (non-strict xfail) until the named change lands.
+PENDING_WIDTH = {
+    "10_comparison": "being rewritten on main; its code follows the 88-column rule there",
+}
+
+
+def toc_pages() -> list[str]:
+    """Every page listed in ``_toc.yml`` (root included), as ``book/<name>.html``."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc.get("parts", toc.get("chapters", [])))
+    return [f"{f}.html" for f in files]
 
 
 def notebooks() -> list[Path]:

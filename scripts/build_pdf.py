@@ -1,0 +1,181 @@
+"""Build the whole book as one PDF, offline: Sphinx's single-page HTML, printed by Chromium.
+
+    python scripts/build_pdf.py                  # -> _build/pdf/positional-encoding-executed.pdf
+    python scripts/build_pdf.py --output book.pdf
+
+Steps: ``jupyter-book build`` with Sphinx's ``singlehtml`` builder puts every chapter on
+one page (internal links become ``#anchor`` links on that page); the page is served on
+127.0.0.1 and opened in Debian's Chromium (the browser the site tests use, driven by
+Playwright; nothing is downloaded), which waits until MathJax has typeset every formula
+and the interactive figures are drawn, then prints it to PDF with bookmarks. Links inside
+the page become links inside the PDF.
+
+The single page uses the same committed notebook outputs as the site. Exit status 0 and
+the PDF's path on success; a non-zero status with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUTPUT = ROOT / "_build" / "pdf" / "positional-encoding-executed.pdf"
+#: The single page, copied to the root of the singlehtml output (see build_single_page).
+SINGLE_PAGE = "book.html"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+#: Runs in the page before printing: every formula typeset, fonts and images loaded,
+#: every interactive figure drawn.
+_READY = r"""
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await document.fonts.ready;
+  await Promise.all(Array.from(document.images).map(async (img) => {
+    img.loading = "eager";
+    try { await img.decode(); } catch (e) { /* a broken image prints as one */ }
+  }));
+  const blocks = Array.from(document.querySelectorAll(".posenc-interactive"));
+  const start = Date.now();
+  while (blocks.some((b) => !b.dataset.mounted) && Date.now() - start < 20000) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return blocks.filter((b) => !b.dataset.mounted).map((b) => b.id);
+}
+"""
+
+
+#: Redraws every interactive figure at its container's current width.
+_RESIZE = r"""
+async () => {
+  for (const el of document.querySelectorAll(".posenc-interactive-plot")) {
+    await window.Plotly.Plots.resize(el);
+  }
+}
+"""
+#: A4 (210 mm) less the 14 mm side margins, in CSS pixels (96 per inch).
+PRINT_WIDTH_PX = round((210 - 2 * 14) / 25.4 * 96)
+
+
+def find_chromium() -> str | None:
+    """Debian's Chromium or another Chromium on PATH (never a downloaded one)."""
+    if Path("/usr/bin/chromium").is_file():
+        return "/usr/bin/chromium"
+    for name in ("chromium", "chromium-browser"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def build_single_page(out: Path) -> Path:
+    """Run Sphinx's ``singlehtml`` builder through jupyter-book; return the page's folder."""
+    jb = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
+    cmd = [
+        jb, "build", str(ROOT), "--path-output", str(out), "--builder", "custom",
+        "--custom-builder", "singlehtml", "-n", "-W", "--keep-going",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"single-page build failed:\n{(proc.stdout + proc.stderr)[-4000:]}")
+    page_dir = out / "_build" / "singlehtml"
+    source = page_dir / root_document()
+    if not source.is_file():
+        raise RuntimeError(f"no single page at {source}")
+    # Sphinx writes the page's links to _static/ and _images/ relative to the output's
+    # root, but Jupyter Book names the page after the root document (book/intro.html):
+    # a copy at the root is the page those links were written for.
+    shutil.copy2(source, page_dir / SINGLE_PAGE)
+    return page_dir
+
+
+def root_document() -> str:
+    """The book's root document (``_toc.yml``) as an HTML path, e.g. ``book/intro.html``."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return f"{toc['root']}.html"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
+        pass
+
+
+def print_pdf(page_dir: Path, output: Path) -> None:
+    """Serve ``page_dir`` on 127.0.0.1 and print its single page to ``output``."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    if chromium is None:
+        raise RuntimeError("no Chromium found: apt-get install chromium (Debian)")
+    handler = functools.partial(_QuietHandler, directory=str(page_dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, headless=True,
+                                         args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.set_default_timeout(120_000)
+                page.goto(f"http://127.0.0.1:{server.server_address[1]}/{SINGLE_PAGE}",
+                          wait_until="load")
+                # Lay the page out as printed: print styles, and the paper's text width,
+                # so the interactive figures are drawn at the size they are printed.
+                page.emulate_media(media="print")
+                page.set_viewport_size({"width": PRINT_WIDTH_PX, "height": 900})
+                missing = page.evaluate(_READY)
+                if missing:
+                    raise RuntimeError(f"interactive figures not drawn: {missing}")
+                page.evaluate(_RESIZE)
+                output.parent.mkdir(parents=True, exist_ok=True)
+                page.pdf(path=str(output), format="A4", print_background=True, outline=True,
+                         tagged=True, margin={"top": "16mm", "bottom": "16mm",
+                                              "left": "14mm", "right": "14mm"})
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def build_pdf(output: Path = DEFAULT_OUTPUT, work: Path | None = None) -> Path:
+    """Build the single page (under ``work``, default ``_build/pdf``), print it to ``output``."""
+    work = work or DEFAULT_OUTPUT.parent
+    page_dir = build_single_page(work)
+    print_pdf(page_dir, output)
+    return output
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="PDF path")
+    args = parser.parse_args(argv)
+    try:
+        path = build_pdf(args.output.resolve())
+    except RuntimeError as err:
+        print(err, file=sys.stderr)
+        return 1
+    print(f"{path} ({path.stat().st_size / 2**20:.1f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
