@@ -32,7 +32,7 @@ from torch import nn
 
 from ._checks import check_choice, check_int, check_real
 from .alibi import alibi_bias
-from .attention import attention
+from .attention import sliding_window_mask
 from .learned import LearnedPositionalEmbedding
 from .relative import RelativePositionBias
 from .rope import apply_rope, rope_cos_sin, rope_inv_freq
@@ -45,7 +45,11 @@ POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head causal self-attention built on :func:`posenc.attention.attention`.
+    """Multi-head causal self-attention: :func:`posenc.attention.attention`'s formula, run by
+    torch's fused ``scaled_dot_product_attention`` (the same scores, scale ``1/√d_h``, bias
+    and masks; a test checks the two agree to float32 rounding). The fused kernel is 5–13×
+    faster at the comparison study's longest windows, and the module never needs the
+    attention weights.
 
     Args:
         d_model: width ``d``; an integer ``>= 1`` divisible by ``num_heads``.
@@ -75,6 +79,7 @@ class CausalSelfAttention(nn.Module):
         *,
         rope: tuple[torch.Tensor, torch.Tensor] | None = None,
         bias: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Attend causally over ``x: (b, s, d)`` and return ``(b, s, d)``.
 
@@ -83,6 +88,8 @@ class CausalSelfAttention(nn.Module):
             rope: optional ``(cos, sin)`` tables ``(s, d_h)`` (half layout) that rotate Q
                 and K before the dot product; V is never rotated.
             bias: optional additive score bias ``(h, s, s)`` (ALiBi, T5).
+            mask: optional boolean ``(s, s)`` mask (``True`` = may attend) applied on top
+                of the causal mask, e.g. :func:`posenc.attention.sliding_window_mask`.
         """
         b, s, d = x.shape
         q, k, v = self.qkv(x).view(b, s, 3, self.num_heads, self.head_dim).permute(
@@ -92,7 +99,16 @@ class CausalSelfAttention(nn.Module):
             cos, sin = rope
             q = apply_rope(q, cos=cos, sin=sin)
             k = apply_rope(k, cos=cos, sin=sin)
-        out, _ = attention(q, k, v, bias=bias, causal=True)
+        if bias is None and mask is None:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            keep = torch.ones(s, s, dtype=torch.bool, device=x.device).tril()
+            if mask is not None:
+                keep = keep & mask
+            # One float mask: the bias where a key is visible, −inf elsewhere (the same
+            # scores as posenc.attention.attention, which tests check).
+            attn_mask = keep if bias is None else bias.masked_fill(~keep, float("-inf"))
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
         return self.out(out.transpose(1, 2).reshape(b, s, d))
 
 
@@ -113,10 +129,10 @@ class TransformerBlock(nn.Module):
         self.ln2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
 
-    def forward(self, x, *, rope=None, bias=None):
-        """``x: (b, s, d)`` → ``(b, s, d)``; ``rope``, ``bias`` as in
+    def forward(self, x, *, rope=None, bias=None, mask=None):
+        """``x: (b, s, d)`` → ``(b, s, d)``; ``rope``, ``bias``, ``mask`` as in
         :class:`CausalSelfAttention`."""
-        x = x + self.attn(self.ln1(x), rope=rope, bias=bias)
+        x = x + self.attn(self.ln1(x), rope=rope, bias=bias, mask=mask)
         return x + self.mlp(self.ln2(x))
 
 
@@ -210,6 +226,7 @@ class TinyDecoder(nn.Module):
         *,
         rope_scaling: tuple[torch.Tensor, float] | None = None,
         learned_table: LearnedPositionalEmbedding | None = None,
+        attention_window: int | None = None,
     ) -> torch.Tensor:
         """Logits ``(b, s, C)`` for ``tokens: (b, s)`` (int64), positions ``0 … s − 1``.
 
@@ -221,6 +238,11 @@ class TinyDecoder(nn.Module):
                 sin as in ``transformers``.
             learned_table: for ``position="learned"`` only, a replacement table (e.g. the
                 trained one stretched with ``interpolate``).
+            attention_window: if given, every query attends only to the last
+                ``attention_window`` keys, itself included
+                (:func:`posenc.attention.sliding_window_mask`; Mistral's and Gemma's
+                ``sliding_window``): the window ablation of the comparison chapter. An
+                integer ``>= 1``; any scheme.
 
         Raises:
             IndexError: ``position="learned"`` and ``s`` exceeds the table; a token id
@@ -246,6 +268,9 @@ class TinyDecoder(nn.Module):
             raise ValueError(f"learned_table needs position='learned', got {self.position!r}")
         s = tokens.shape[1]
         device = tokens.device
+        mask = None if attention_window is None else sliding_window_mask(
+            s, s, check_int("attention_window", attention_window, minimum=1), device=device
+        )
         x = self.embed(tokens)
         rope = bias = None
         if self.position == "sinusoidal":
@@ -265,7 +290,7 @@ class TinyDecoder(nn.Module):
         elif self.position == "t5":
             bias = self.relative(s, s)
         for block in self.blocks:
-            x = block(x, rope=rope, bias=bias)
+            x = block(x, rope=rope, bias=bias, mask=mask)
         return self.head(self.ln_f(x))
 
 

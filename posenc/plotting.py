@@ -11,7 +11,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["STYLE", "heatmap", "use_style"]
+__all__ = ["STYLE", "heatmap", "mean_band", "use_style"]
 
 STYLE = {
     "figure.figsize": (6.4, 3.6),
@@ -74,3 +74,25 @@ def heatmap(ax, data, *, xlabel: str, ylabel: str, title: str | None = None,
     if colorbar_label:
         cb.set_label(colorbar_label)
     return im
+
+
+def mean_band(ax, x, stats, *, label: str, color=None, marker: str = "o", ls: str = "-"):
+    """A mean line with a shaded min–max band: one variant of a measured study.
+
+    Args:
+        ax: a matplotlib ``Axes``.
+        x: ``(n,)`` x values (e.g. evaluation lengths).
+        stats: ``n`` entries, each ``(mean, min, max)`` over seeds or ``None`` (not
+            measured / cannot run: a gap in the line).
+        label: legend label.
+        color, marker, ls: line colour, marker and style.
+
+    Returns:
+        The ``Line2D`` of the mean.
+    """
+    nan = float("nan")
+    mean, lo, hi = (np.array([nan if s is None else s[i] for s in stats], dtype=float)
+                    for i in range(3))
+    (line,) = ax.plot(x, mean, marker=marker, ls=ls, color=color, label=label)
+    ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
+    return line
