@@ -11,7 +11,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["STYLE", "heatmap", "mean_band", "use_style"]
+__all__ = ["STYLE", "heatmap", "length_axis", "mean_band", "use_style"]
 
 STYLE = {
     "figure.figsize": (6.4, 3.6),
@@ -96,3 +96,21 @@ def mean_band(ax, x, stats, *, label: str, color=None, marker: str = "o", ls: st
     (line,) = ax.plot(x, mean, marker=marker, ls=ls, color=color, label=label)
     ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
     return line
+
+
+def length_axis(ax, lengths, train_len: int, *, label: str = "evaluation length n (tokens)"):
+    """A log-scaled x axis of evaluation lengths, ticked at ``lengths``, with the training
+    length ``train_len`` marked by a dotted vertical line.
+
+    Args:
+        ax: a matplotlib ``Axes``.
+        lengths: the evaluated lengths (tokens), ascending.
+        train_len: the training length ``L`` (tokens).
+        label: the x-axis label (``""`` for none).
+    """
+    ax.set_xscale("log")
+    ax.set_xticks(list(lengths), [str(n) for n in lengths])
+    ax.set_xticks([], minor=True)
+    ax.axvline(train_len, color="k", ls=":", lw=1)
+    if label:
+        ax.set_xlabel(label)

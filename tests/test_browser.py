@@ -36,7 +36,6 @@ import pytest
 from conftest import (
     BOOK,
     INSTALL_CELL,
-    PENDING_WIDTH,
     ROOT,
     SITE_REPORT,
     notebooks,
@@ -398,15 +397,7 @@ def test_chapter_screenshot(site, browser, tmp_path):
 # ------------------------------------------------ pages that fit, figures that move ----
 
 def width_params(pages: list[str]) -> list:
-    marks = []
-    for page in pages:
-        stem = Path(page).stem
-        if stem in PENDING_WIDTH:
-            marks.append(pytest.param(page, id=stem, marks=pytest.mark.xfail(
-                reason=PENDING_WIDTH[stem], strict=False)))
-        else:
-            marks.append(pytest.param(page, id=stem))
-    return marks
+    return [pytest.param(page, id=Path(page).stem) for page in pages]
 
 
 #: Reports every code block, output block and table of the article that scrolls sideways

@@ -4,8 +4,7 @@ At a 1280 px window the site's code box holds 88 characters of code (``_ext/pose
 sets the font and the width for it); tests/test_browser.py checks the rendered pages
 themselves (code, output and tables at 1280 px, the whole page at a 390 px phone width).
 This test names the offending lines without a build. It covers every chapter listed in
-``_toc.yml``; chapters in ``conftest.PENDING_WIDTH`` are expected to fail until
-the change named there lands.
+``_toc.yml``.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BOOK, INSTALL_CELL, PENDING_WIDTH, toc_pages
+from conftest import BOOK, INSTALL_CELL, toc_pages
 
 #: Characters of code that fit the rendered code box at a 1280 px window.
 MAX_CODE_COLUMNS = 88
@@ -23,11 +22,7 @@ CHAPTERS = [p for p in CHAPTERS if p.is_file()]
 
 
 def params():
-    return [
-        pytest.param(p, id=p.name, marks=[pytest.mark.xfail(
-            reason=PENDING_WIDTH[p.stem], strict=False)] if p.stem in PENDING_WIDTH else [])
-        for p in CHAPTERS
-    ]
+    return [pytest.param(p, id=p.name) for p in CHAPTERS]
 
 
 def long_lines(path) -> list[str]:
