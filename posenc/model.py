@@ -18,6 +18,10 @@ in a residual connection; Radford et al., 2019) serves every scheme. The scheme 
 ``"t5"``                  a learned bias per log-bucket of distance (Raffel)  buckets·h
 ========================  ==================================================  ==========
 
+A RoPE model can also leave chosen layers without positions (``nope_layers``), the
+interleaving of Llama 4 (every fourth layer, with an optional query temperature there),
+Command A and SmolLM3.
+
 Evaluation-time variants do not change the weights: RoPE can run with any other
 ``(inv_freq, attention_factor)`` pair (PI, NTK-aware, YaRN, … from :mod:`posenc.scaling`),
 and a learned table can be stretched with
@@ -32,7 +36,7 @@ from torch import nn
 
 from ._checks import check_choice, check_int, check_real
 from .alibi import alibi_bias
-from .attention import sliding_window_mask
+from .attention import llama4_attn_scale, sliding_window_mask
 from .learned import LearnedPositionalEmbedding
 from .relative import RelativePositionBias
 from .rope import apply_rope, rope_cos_sin, rope_inv_freq
@@ -80,6 +84,7 @@ class CausalSelfAttention(nn.Module):
         rope: tuple[torch.Tensor, torch.Tensor] | None = None,
         bias: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
+        q_scale: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Attend causally over ``x: (b, s, d)`` and return ``(b, s, d)``.
 
@@ -90,11 +95,15 @@ class CausalSelfAttention(nn.Module):
             bias: optional additive score bias ``(h, s, s)`` (ALiBi, T5).
             mask: optional boolean ``(s, s)`` mask (``True`` = may attend) applied on top
                 of the causal mask, e.g. :func:`posenc.attention.sliding_window_mask`.
+            q_scale: optional ``(s,)`` factor per query position multiplying Q (Llama 4's
+                temperature on its NoPE layers, :func:`posenc.attention.llama4_attn_scale`).
         """
         b, s, d = x.shape
         q, k, v = self.qkv(x).view(b, s, 3, self.num_heads, self.head_dim).permute(
             2, 0, 3, 1, 4
         )  # each (b, h, s, d_h)
+        if q_scale is not None:
+            q = q * q_scale.to(q.dtype)[:, None]
         if rope is not None:
             cos, sin = rope
             q = apply_rope(q, cos=cos, sin=sin)
@@ -129,10 +138,10 @@ class TransformerBlock(nn.Module):
         self.ln2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
 
-    def forward(self, x, *, rope=None, bias=None, mask=None):
-        """``x: (b, s, d)`` → ``(b, s, d)``; ``rope``, ``bias``, ``mask`` as in
+    def forward(self, x, *, rope=None, bias=None, mask=None, q_scale=None):
+        """``x: (b, s, d)`` → ``(b, s, d)``; ``rope``, ``bias``, ``mask``, ``q_scale`` as in
         :class:`CausalSelfAttention`."""
-        x = x + self.attn(self.ln1(x), rope=rope, bias=bias, mask=mask)
+        x = x + self.attn(self.ln1(x), rope=rope, bias=bias, mask=mask, q_scale=q_scale)
         return x + self.mlp(self.ln2(x))
 
 
@@ -150,6 +159,13 @@ class TinyDecoder(nn.Module):
         max_position_embeddings: rows of the learned table (``position="learned"``); the
             training length, so the model has no row for any later position.
         rope_base: RoPE ``base`` (``rope_theta``), default 10000.
+        nope_layers: with ``position="rope"``, the indices of the layers that use *no*
+            positions (Q and K not rotated): Llama 4's interleaved NoPE layers, every
+            fourth layer there (``transformers``' ``no_rope_layers`` marks them with 0).
+            Default ``()``: RoPE in every layer.
+        nope_attn_temperature: with ``nope_layers``, Llama 4's query temperature on those
+            layers as ``(floor_scale, attn_scale)`` (8192 and 0.1 in Llama 4;
+            :func:`posenc.attention.llama4_attn_scale`); default ``None``: no temperature.
         num_buckets, max_distance: T5 bias buckets (causal, one-directional; default 16)
             and the distance at which T5's log-spaced bucket formula reaches
             ``num_buckets`` (``position="t5"``; default 16, a quarter of the default
@@ -167,7 +183,9 @@ class TinyDecoder(nn.Module):
 
     Raises:
         ValueError: an unknown ``position``, a size ``< 1``, ``d`` not divisible by ``h``,
-            or an odd ``d_h`` with ``position="rope"``.
+            an odd ``d_h`` with ``position="rope"``, ``nope_layers`` without
+            ``position="rope"`` or outside ``[0, num_layers)``, or a temperature without
+            NoPE layers.
     """
 
     def __init__(
@@ -184,6 +202,8 @@ class TinyDecoder(nn.Module):
         rope_base: float = 10000.0,
         num_buckets: int = 16,
         max_distance: int = 16,
+        nope_layers: tuple[int, ...] = (),
+        nope_attn_temperature: tuple[int, float] | None = None,
     ):
         super().__init__()
         self.position = check_choice("position", position, POSITIONS)
@@ -214,6 +234,17 @@ class TinyDecoder(nn.Module):
             self.relative = RelativePositionBias(
                 num_heads, num_buckets, max_distance, bidirectional=False
             )
+        self.nope_layers = tuple(sorted(
+            {check_int("nope_layers", i, minimum=0) for i in nope_layers}))
+        if self.nope_layers and (position != "rope" or self.nope_layers[-1] >= num_layers):
+            raise ValueError(
+                f"nope_layers must be layer indices in [0, {num_layers}) of a model with "
+                f"position='rope', got {nope_layers} with position={position!r}"
+            )
+        if nope_attn_temperature is not None and not self.nope_layers:
+            raise ValueError("nope_attn_temperature needs nope_layers (Llama 4 applies it to "
+                             "the layers without RoPE only)")
+        self.nope_attn_temperature = nope_attn_temperature
 
     def num_position_parameters(self) -> int:
         """Trainable parameters that exist only because of the positional scheme."""
@@ -289,8 +320,16 @@ class TinyDecoder(nn.Module):
             bias = alibi_bias(self.num_heads, s, s, causal=True, device=device).to(x.dtype)
         elif self.position == "t5":
             bias = self.relative(s, s)
-        for block in self.blocks:
-            x = block(x, rope=rope, bias=bias, mask=mask)
+        q_scale = None
+        if self.nope_attn_temperature is not None:
+            floor_scale, attn_scale = self.nope_attn_temperature
+            q_scale = llama4_attn_scale(torch.arange(s, device=device),
+                                        floor_scale=floor_scale, attn_scale=attn_scale)
+        for i, block in enumerate(self.blocks):
+            if i in self.nope_layers:
+                x = block(x, mask=mask, q_scale=q_scale)
+            else:
+                x = block(x, rope=rope, bias=bias, mask=mask)
         return self.head(self.ln_f(x))
 
 
