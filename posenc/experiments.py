@@ -21,13 +21,15 @@ same windows in the same order; the same optimiser and number of steps; at one l
 (BOS included).
 
 **Evaluation** on the validation text at ``L, 2L, 4L, 8L, 16L``, in bits per byte, over
-the same ``eval_bytes`` bytes at every length, with Press et al.'s (2022) two protocols:
+the same ``eval_bytes`` bytes at every length — spans of ``16L`` bytes spread evenly over
+the validation files (:func:`eval_spans`) — with Press et al.'s (2022) two protocols:
 
 - ``"nonoverlapping"``: consecutive windows of ``n`` tokens, every byte scored — early bytes
   of each window see little context (the "early-token curse");
 - ``"sliding"``: windows of ``n`` tokens moved by ``n / sliding_fraction``, only the last
   ``n / sliding_fraction`` bytes of each scored, so every scored byte sees at least
-  ``n (1 − 1/sliding_fraction)`` bytes of context.
+  ``n (1 − 1/sliding_fraction)`` bytes of context (a cheaper form of their stride-1
+  protocol, where every token sees ``n − 1``).
 
 plus the mean loss at each position inside the longest non-overlapping window (binned).
 
@@ -85,7 +87,9 @@ __all__ = [
     "VARIANTS",
     "StudyConfig",
     "check_claims",
+    "claims_table",
     "corpus_files",
+    "eval_spans",
     "evaluate",
     "finetune",
     "load_corpus",
@@ -112,7 +116,8 @@ PROTOCOLS = ("nonoverlapping", "sliding")
 #: ``"yarn-temp"`` (YaRN's frequencies with attention factor 1 / the trained frequencies
 #: with YaRN's attention factor); ``"window"`` (attention to the last ``L`` keys only);
 #: ``"ft"``, ``"ft+linear"``, ``"ft+yarn"`` (fine-tuned at ``finetune_len``, see
-#: :func:`finetune`).
+#: :func:`finetune`; ``"ft"`` alone also for ALiBi, the control for comparing a fine-tuned
+#: RoPE with ALiBi at ``finetune_len``).
 VARIANTS = {
     "nope": ("none", None),
     "sinusoidal": ("sinusoidal", None),
@@ -132,6 +137,7 @@ VARIANTS = {
     "rope+yarn+ft": ("rope", "ft+yarn"),
     "alibi": ("alibi", None),
     "alibi+window": ("alibi", "window"),
+    "alibi+ft": ("alibi", "ft"),
     "t5": ("t5", None),
     "t5+window": ("t5", "window"),
 }
@@ -266,16 +272,23 @@ def load_corpus(root=None) -> dict:
     """The corpus as two byte streams: ``{"train": (N,), "validation": (M,), "stats": …}``.
 
     Each split is its documents' bytes concatenated in path order, as a ``uint8`` tensor.
-    ``stats`` gives the number of files and bytes per split.
+    ``stats`` gives the number of files and bytes per split and the SHA-256 of its bytes
+    (distributions can ship different files under one Python version);
+    ``validation_files`` lists ``(path, end offset)`` of each validation document.
     """
     root = _stdlib_root() if root is None else Path(root)
     chunks = {"train": [], "validation": []}
+    names = {"train": [], "validation": []}
     for name, split in corpus_files(root):
         chunks[split].append((root / name).read_bytes())
+        names[split].append(name)
     out = {k: torch.frombuffer(bytearray(b"".join(v)), dtype=torch.uint8)
            for k, v in chunks.items()}
-    out["stats"] = {k: {"files": len(v), "bytes": sum(map(len, v))}
+    out["stats"] = {k: {"files": len(v), "bytes": sum(map(len, v)),
+                        "sha256": hashlib.sha256(b"".join(v)).hexdigest()}
                     for k, v in chunks.items()}
+    ends = np.cumsum([len(c) for c in chunks["validation"]])
+    out["validation_files"] = list(zip(names["validation"], ends.tolist(), strict=True))
     return out
 
 
@@ -396,9 +409,10 @@ def _scaling(model: TinyDecoder, method: str | None, factor: float, cfg: StudyCo
 
 def finetune(model: TinyDecoder, cfg: StudyConfig, method: str | None, seed: int, *,
              device=None, curve: list | None = None):
-    """A copy of a trained RoPE ``model`` fine-tuned at ``cfg.finetune_len``; ``(copy, loss)``.
+    """A copy of a trained ``model`` fine-tuned at ``cfg.finetune_len``; ``(copy, loss)``.
 
-    ``method`` is ``"linear"`` (PI), ``"yarn"`` or ``None`` (no scaling, the control); the
+    For RoPE, ``method`` is ``"linear"`` (PI), ``"yarn"`` or ``None`` (no scaling, the
+    control); any other scheme takes ``None`` (fine-tuned as it is). The
     factor is ``s = finetune_len / L``. ``cfg.finetune_steps`` steps of AdamW at a constant
     ``cfg.finetune_lr`` after ``cfg.finetune_warmup`` warm-up steps, with
     ``batch_size · L / finetune_len`` windows per step (the same bytes per step as
@@ -441,15 +455,39 @@ def _forward_kwargs(model: TinyDecoder, change: str | None, seq_len: int, cfg: S
     return {"rope_scaling": (inv_freq.to(model.inv_freq.device), attention_factor)}
 
 
-def _windows(cfg: StudyConfig, seq_len: int, protocol: str):
+def eval_spans(cfg: StudyConfig, n_bytes: int) -> torch.Tensor:
+    """Start offsets of the scored spans in a validation stream of ``n_bytes`` bytes.
+
+    The ``eval_bytes`` scored bytes are ``eval_bytes / max(lengths)`` spans of
+    ``max(lengths)`` bytes, spread evenly over the stream (so over many files), each at
+    least ``max(lengths)`` bytes from the start, so that every protocol has its full
+    context before every span at every length.
+
+    Raises:
+        ValueError: a stream too short for the spans.
+    """
+    span = max(cfg.lengths)
+    count = cfg.eval_bytes // span
+    gap = (n_bytes - 2 * span) // count
+    if gap < span:
+        raise ValueError(f"the validation stream ({n_bytes} bytes) is too short for "
+                         f"{count} spans of {span} bytes")
+    return span + gap * torch.arange(count)
+
+
+def _windows(cfg: StudyConfig, seq_len: int, protocol: str, n_bytes: int):
     """``(starts, first_scored)``: byte offsets of the evaluation windows and the first
-    scored position of each; every protocol scores the bytes ``[16L, 16L + eval_bytes)``."""
-    origin = max(cfg.lengths)
+    scored position of each; every protocol scores the same bytes, the spans of
+    :func:`eval_spans`."""
+    span = max(cfg.lengths)
     if protocol == "nonoverlapping":
-        return torch.arange(origin, origin + cfg.eval_bytes, seq_len), 0
-    stride = seq_len // cfg.sliding_fraction
-    starts = torch.arange(origin, origin + cfg.eval_bytes, stride) + stride - seq_len
-    return starts, seq_len - stride
+        stride, first = seq_len, 0
+    else:
+        stride = seq_len // cfg.sliding_fraction
+        first = seq_len - stride
+    within = torch.arange(0, span, stride) + stride - seq_len   # relative to a span start
+    starts = (eval_spans(cfg, n_bytes)[:, None] + within[None, :]).flatten()
+    return starts, first
 
 
 @torch.no_grad()
@@ -471,7 +509,8 @@ def evaluate(model: TinyDecoder, cfg: StudyConfig, variant: str, seq_len: int,
     check_choice("protocol", protocol, PROTOCOLS)
     device = next(model.parameters()).device if device is None else device
     _, change = VARIANTS[variant]
-    starts, first = _windows(cfg, seq_len, protocol)
+    data = load_corpus()["validation"]
+    starts, first = _windows(cfg, seq_len, protocol, data.numel())
     stride = seq_len - first
     if cfg.eval_bytes % stride:
         raise ValueError(f"eval_bytes={cfg.eval_bytes} must be a multiple of the stride {stride}")
@@ -479,7 +518,6 @@ def evaluate(model: TinyDecoder, cfg: StudyConfig, variant: str, seq_len: int,
         kwargs = _forward_kwargs(model, change, seq_len, cfg)
     except IndexError:
         return {"status": "cannot run", "bpb": None, "position_nll": None}
-    data = load_corpus()["validation"]
     nll = torch.zeros(seq_len, dtype=torch.float64)
     per_batch = max(1, 8192 // seq_len)
     for i in range(0, len(starts), per_batch):
@@ -572,6 +610,16 @@ def _jobs(cfg: StudyConfig, device: str) -> list:
     return sorted(jobs, key=lambda j: -(j[1] * cost.get(j[3], 1)))
 
 
+def _span_files(cfg: StudyConfig, corpus: dict) -> list[dict]:
+    """The validation file each scored span starts in (with its offset)."""
+    files = corpus["validation_files"]
+    out = []
+    for start in eval_spans(cfg, corpus["validation"].numel()).tolist():
+        name = next(n for n, end in files if end > start)
+        out.append({"offset": start, "file": name})
+    return out
+
+
 def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=None) -> dict:
     """Train every scheme at every depth and seed; evaluate every variant.
 
@@ -584,8 +632,9 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
         log: optional ``print``-like callable for progress lines.
 
     Returns:
-        A JSON-ready dict: ``config``, ``versions``, ``device``, ``corpus`` (files and
-        bytes per split), ``training`` (per run and fine-tune: steps, final training loss,
+        A JSON-ready dict: ``config``, ``versions``, ``device``, ``corpus`` (files,
+        bytes and SHA-256 per split; the file and offset of every scored span),
+        ``training`` (per run and fine-tune: steps, final training loss,
         loss curve), ``results`` (one row per variant × depth × seed × length × protocol:
         ``bpb`` or ``status == "cannot run"``) and ``position_loss`` (per variant × depth
         × seed: mean bits per byte in ``position_bins`` bins of the longest window).
@@ -603,6 +652,7 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
             raise ValueError(f"eval_bytes={cfg.eval_bytes} and sliding_fraction="
                              f"{cfg.sliding_fraction} must divide every length; got {n}")
     device = str(_device() if device is None else torch.device(device))
+    corpus = load_corpus()
     jobs = _jobs(cfg, device)
     start = time.perf_counter()
     workers = check_int("workers", workers, minimum=1)
@@ -631,7 +681,8 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
               for k in ("training", "results", "position_loss")}
     return {"config": cfg.to_dict(), "versions": versions(), "device": torch.device(device).type,
             "corpus": {"name": "Python standard library source (.py, tests excluded)",
-                       "licence": "PSF-2.0", **load_corpus()["stats"]},
+                       "licence": "PSF-2.0", **corpus["stats"],
+                       "eval_spans": _span_files(cfg, corpus)},
             **merged}
 
 
@@ -741,11 +792,12 @@ CLAIMS = (
 )
 
 
-def check_claims(study: dict, *, margin: float = MARGIN) -> list[dict]:
-    """Every claim of :data:`CLAIMS` at every depth and protocol of ``study``.
+def check_claims(study: dict, claims=CLAIMS, *, margin: float = MARGIN) -> list[dict]:
+    """Every claim of ``claims`` (default :data:`CLAIMS`) at every depth and protocol.
 
-    Returns one dict per claim × depth × protocol: ``claim``, ``depth``, ``protocol``,
-    ``diff`` (``(mean, min, max)`` of the per-seed differences, see
+    ``claims`` has the form of :data:`CLAIMS`. Returns one dict per claim × depth ×
+    protocol: ``claim``, ``comparison`` (e.g. ``"alibi@8L − alibi@1L <= +0.05"``),
+    ``depth``, ``protocol``, ``diff`` (``(mean, min, max)`` of the per-seed differences, see
     :func:`paired_difference`) and ``verdict``: ``"holds"`` when every seed's difference
     satisfies the claim, ``"fails"`` when none does, ``"mixed"`` otherwise (the seeds
     disagree: no verdict). Claims on a variant the study did not evaluate with a protocol
@@ -758,7 +810,7 @@ def check_claims(study: dict, *, margin: float = MARGIN) -> list[dict]:
     out = []
     for depth in sorted({r["depth"] for r in rows}):
         for protocol in PROTOCOLS:
-            for claim, a, ma, b, mb, rel in CLAIMS:
+            for claim, a, ma, b, mb, rel in claims:
                 if (a, protocol) not in have or (b, protocol) not in have \
                         or ma * L not in lengths or mb * L not in lengths:
                     continue
@@ -767,11 +819,30 @@ def check_claims(study: dict, *, margin: float = MARGIN) -> list[dict]:
                     continue
                 ok = [d <= margin if rel == "<=" else d > margin for d in diffs]
                 verdict = "holds" if all(ok) else "fails" if not any(ok) else "mixed"
-                out.append({"claim": claim, "depth": depth, "protocol": protocol,
+                comparison = f"{a}@{ma}L − {b}@{mb}L {rel} {margin:+.2f}"
+                out.append({"claim": claim, "comparison": comparison,
+                            "depth": depth, "protocol": protocol,
                             "diff": paired_difference(study, a, b, ma * L, depth, protocol,
                                                       length_b=mb * L),
                             "verdict": verdict})
     return out
+
+
+def claims_table(rows: list[dict]) -> str:
+    """:func:`check_claims` rows as text: per claim, its comparison, then one line per depth
+    with the verdict and ``mean (min, max)`` of the per-seed differences per protocol."""
+    lines = []
+    for claim in dict.fromkeys(r["claim"] for r in rows):
+        mine = [r for r in rows if r["claim"] == claim]
+        lines += [claim, f"   {mine[0]['comparison']}"]
+        for depth in dict.fromkeys(r["depth"] for r in mine):
+            line = f"   {depth} layers"
+            for r in (r for r in mine if r["depth"] == depth):
+                mean, lo, hi = r["diff"]
+                line += (f"   {r['protocol'][:7]:7s} {r['verdict']:5s} "
+                         f"{mean:+.3f} ({lo:+.3f}, {hi:+.3f})")
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def _per_seed(study, a, length_a, b, length_b, depth, protocol):

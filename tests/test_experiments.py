@@ -89,16 +89,26 @@ def test_sample_batch_puts_bos_first_and_shifts_the_targets():
 
 @pytest.mark.parametrize("cfg", [FULL, QUICK], ids=["full", "quick"])
 def test_both_protocols_score_the_same_bytes_at_every_length(cfg):
-    origin = max(cfg.lengths)
-    want = list(range(origin, origin + cfg.eval_bytes))
+    n_bytes = 100_000
+    span = max(cfg.lengths)
+    spans = E.eval_spans(cfg, n_bytes)
+    assert len(spans) * span == cfg.eval_bytes
+    assert int(spans[0]) >= span and int(spans[-1]) + span <= n_bytes
+    assert bool((spans.diff() > span).all())          # separate, spread over the stream
+    want = sorted(int(o) + i for o in spans for i in range(span))
     for n in cfg.lengths:
         for protocol in PROTOCOLS:
-            starts, first = E._windows(cfg, n, protocol)
-            assert int(starts.min()) >= 0
+            starts, first = E._windows(cfg, n, protocol, n_bytes)
+            assert int(starts.min()) >= 0 and int(starts.max()) + n <= n_bytes
             scored = sorted(int(s) + p for s in starts for p in range(first, n))
             assert scored == want, (n, protocol)
             if protocol == "sliding":
                 assert first == n - n // cfg.sliding_fraction
+
+
+def test_eval_spans_refuse_a_short_stream():
+    with pytest.raises(ValueError, match="too short"):
+        E.eval_spans(FULL, 10_000)
 
 
 # --------------------------------------------------------------------------- the model
