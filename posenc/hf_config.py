@@ -412,9 +412,12 @@ def layer_specs(
     * Llama 4: ``no_rope_layers[i] == 0`` marks a layer **without** RoPE (the name reads
       backwards: 1 = uses RoPE); without the list, every ``no_rope_layer_interval``-th
       layer (default 4) is NoPE. With ``attn_temperature_tuning`` (default on) those
-      layers scale their queries (:func:`posenc.attention.llama4_attn_scale`). Llama 4's
-      ``chunked_attention`` layers are reported with ``sliding_window=None`` (chunking is
-      not a sliding window).
+      layers scale their queries (:func:`posenc.attention.llama4_attn_scale`). Without
+      ``layer_types``, the RoPE layers are ``"chunked_attention"`` (attention within blocks
+      of ``attention_chunk_size`` tokens, default 8192) and the NoPE layers
+      ``"full_attention"``, as ``Llama4TextConfig`` derives them; with
+      ``attention_chunk_size`` null every layer is ``"full_attention"``. Chunked layers are
+      reported with ``sliding_window=None`` (chunking is not a sliding window).
 
     Args:
         config: a ``transformers`` config object or ``config.json`` dict.
@@ -447,6 +450,9 @@ def layer_specs(
         if len(flags) < n:
             raise ValueError(f"config['no_rope_layers'] has {len(flags)} entries for {n} layers")
         uses_rope = [bool(f) for f in flags[:n]]
+        if not d.get("layer_types") and d.get("attention_chunk_size", 8192) is not None:
+            # Llama4TextConfig: RoPE layers attend within chunks, NoPE layers globally
+            types = ["chunked_attention" if r else "full_attention" for r in uses_rope]
         if d.get("attn_temperature_tuning", True):
             temperature = (int(d.get("floor_scale", 8192)), float(d.get("attn_scale", 0.1)))
     _, raw, nested = _per_type(d)

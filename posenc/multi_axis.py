@@ -70,30 +70,52 @@ def _int_list(name: str, values, *, minimum: int) -> list[int]:
     return [check_int(f"{name}[{a}]", v, minimum=minimum) for a, v in enumerate(values)]
 
 
-def grid_positions(grid, *, offset: int = 0) -> torch.Tensor:
-    """Integer positions of every cell of a patch grid, in raster (row-major) order.
+def grid_positions(grid, *, offset: int = 0, merge_size: int = 1) -> torch.Tensor:
+    """Integer positions of every cell of a patch grid, in raster or merge-window order.
 
     Args:
         grid: the grid's size per axis, e.g. ``(H, W)`` for an image or ``(T, H, W)`` for a
             video; integers ``>= 1``.
         offset: added to every coordinate (an integer; default 0).
+        merge_size: ``1`` (default) — raster order; ``m > 1`` — the order in which the
+            Qwen-VL vision towers emit patches: block-major over ``m × m`` windows of the
+            last two axes (the windows in raster order, the ``m²`` patches of a window in
+            raster order inside it; earlier axes outermost). The last two sizes must be
+            multiples of ``m``.
 
     Returns:
         ``(prod(grid), n)`` int64 tensor; row ``j`` is the coordinate vector of the ``j``-th
-        patch when the grid is flattened with the last axis fastest (``w``, then ``h``, then
-        ``t``), the order in which vision encoders emit patches.
+        patch. With ``merge_size=1`` the grid is flattened with the last axis fastest
+        (``w``, then ``h``, then ``t``).
 
     Raises:
-        TypeError: a size or ``offset`` that is not an integer.
-        ValueError: an empty ``grid`` or a size ``< 1``.
+        TypeError: a size, ``offset`` or ``merge_size`` that is not an integer.
+        ValueError: an empty ``grid`` or a size ``< 1``; ``merge_size < 1``; ``merge_size >
+            1`` with fewer than two axes or with a last-two size not divisible by it.
 
     Source: the ``meshgrid(..., indexing="ij")`` of ``transformers``'
-    ``Qwen2VLModel.get_vision_position_ids`` (with merge size 1 and time interval 1).
+    ``Qwen2VLModel.get_vision_position_ids`` (with merge size 1 and time interval 1); with
+    ``merge_size=m`` the ``(h, w)`` columns match ``transformers.vision_utils.
+    get_vision_position_ids(grid_thw, m)``, the patch positions of the Qwen2-VL and
+    Qwen2.5-VL vision towers (Qwen2.5-VL then also reorders them by ``window_index``).
     """
     sizes = _int_list("grid", grid, minimum=1)
     offset = check_int("offset", offset)
+    m = check_int("merge_size", merge_size, minimum=1)
     axes = torch.meshgrid(*(torch.arange(n) for n in sizes), indexing="ij")
-    return torch.stack([a.reshape(-1) for a in axes], dim=-1) + offset
+    pos = torch.stack([a.reshape(-1) for a in axes], dim=-1)
+    if m == 1:
+        return pos + offset
+    if len(sizes) < 2:
+        raise ValueError(f"merge_size = {m} > 1 needs at least two axes, got grid {sizes}")
+    for name, n in (("grid[-2]", sizes[-2]), ("grid[-1]", sizes[-1])):
+        if n % m:
+            raise ValueError(f"{name} = {n} is not a multiple of merge_size = {m}")
+    *outer, h, w = sizes
+    blocks = pos.reshape(*outer, h // m, m, w // m, m, len(sizes))
+    k = len(outer)
+    blocks = blocks.transpose(k + 1, k + 2)  # (..., h/m, w/m, m, m, n): window-major
+    return blocks.reshape(-1, len(sizes)) + offset
 
 
 def axial_inv_freq(
@@ -176,8 +198,9 @@ def mrope_axis_index(mrope_section, *, interleaved: bool = False) -> torch.Tenso
     Raises:
         TypeError: ``mrope_section`` not a sequence of integers.
         ValueError: an entry ``< 1``; fewer than two axes with ``interleaved=True``; sections
-            the interleaved rule cannot realise (an axis ``a >= 1`` whose
-            ``n·mrope_section[a]`` runs past the pairs).
+            the interleaved rule cannot realise: an axis ``a >= 1`` whose last pair
+            ``a + n·(mrope_section[a] − 1)`` is not below ``r/2`` (equivalently
+            ``n·mrope_section[a] > r/2 + n − 1 − a``).
 
     Source: Wang et al. (2024), Qwen2-VL, section 2.1 (M-RoPE); matches ``transformers``'
     ``Qwen2VLRotaryEmbedding.recomposition_frequencies`` (contiguous) and
@@ -198,8 +221,8 @@ def mrope_axis_index(mrope_section, *, interleaved: bool = False) -> torch.Tenso
     if counts != sections:
         raise ValueError(
             f"the interleaved layout cannot realise mrope_section={sections} over {half} "
-            f"pairs (it gives {counts}); each axis a >= 1 needs n_axes*mrope_section[a] "
-            f"<= {half} + a"
+            f"pairs (it gives {counts});\neach axis a >= 1 needs its last pair "
+            f"a + n_axes*(mrope_section[a] - 1) < {half}"
         )
     return axis_of_pair
 

@@ -303,6 +303,19 @@ def test_layer_specs_llama4_nope_every_fourth():
     assert all(s.attn_temperature is None for s in off)
 
 
+def test_layer_specs_llama4_rope_layers_are_chunked():
+    """Llama4TextConfig derives layer_types: chunked attention on RoPE layers."""
+    for d in (LLAMA4_TEXT, dict(LLAMA4_TEXT, attention_chunk_size=None)):
+        specs = H.layer_specs(d)
+        assert [s.layer_type for s in specs] == hf_config(d).layer_types
+        assert all(s.sliding_window is None for s in specs)
+    specs = H.layer_specs(LLAMA4_TEXT)
+    assert {s.layer_type for s in specs if s.use_rope} == {"chunked_attention"}
+    assert {s.layer_type for s in specs if not s.use_rope} == {"full_attention"}
+    assert {s.layer_type for s in H.layer_specs(hf_config(LLAMA4_TEXT))} == {
+        "chunked_attention", "full_attention"}
+
+
 def test_llama4_attn_scale_matches_transformers_attention():
     """Run a NoPE Llama4TextAttention layer and capture the queries it hands to attention."""
     from transformers.models.llama4 import modeling_llama4 as M

@@ -114,6 +114,38 @@ def test_grid_positions_bad_input(grid, err):
         grid_positions(grid)
 
 
+@pytest.mark.parametrize("grid", [(1, 4, 6), (3, 4, 4), (2, 6, 8), (1, 2, 2)])
+def test_grid_positions_merge_order_matches_transformers(grid):
+    """Qwen-VL vision towers emit patches block-major over 2 x 2 merge windows."""
+    from transformers.vision_utils import get_vision_position_ids
+
+    got = grid_positions(grid, merge_size=2)
+    ref = get_vision_position_ids(torch.tensor([grid]), 2)  # (T*H*W, 2): (h, w)
+    assert torch.equal(got[:, 1:], ref)
+    assert torch.equal(got[:, 0], torch.arange(grid[0]).repeat_interleave(grid[1] * grid[2]))
+    # the same set of positions as the raster order, in another order
+    raster = grid_positions(grid)
+    assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, raster.tolist()))
+    assert torch.equal(grid_positions(grid[1:], merge_size=2), ref[: grid[1] * grid[2]])
+
+
+def test_grid_positions_merge_order_small():
+    pos = grid_positions((2, 4), merge_size=2, offset=1).tolist()
+    assert pos == [[1, 1], [1, 2], [2, 1], [2, 2], [1, 3], [1, 4], [2, 3], [2, 4]]
+    assert torch.equal(grid_positions((3, 5), merge_size=1), grid_positions((3, 5)))
+
+
+@pytest.mark.parametrize(
+    ("grid", "merge", "err", "match"),
+    [((4, 6), 0, ValueError, "merge_size"), ((4, 6), 2.0, TypeError, "merge_size"),
+     ((4, 5), 2, ValueError, r"grid\[-1\] = 5"), ((3, 4), 2, ValueError, r"grid\[-2\]"),
+     ((4,), 2, ValueError, "two axes")],
+)
+def test_grid_positions_merge_bad_input(grid, merge, err, match):
+    with pytest.raises(err, match=match):
+        grid_positions(grid, merge_size=merge)
+
+
 # --------------------------------------------------------------------------- frequency tables
 @pytest.mark.parametrize("axes_dim", [[8], [4, 4], [16, 56, 56], [2, 6, 4]])
 @pytest.mark.parametrize("base", [100.0, 10000.0])
@@ -179,6 +211,25 @@ def test_mrope_axis_index_matches_reference(section, interleaved):
 def test_mrope_axis_index_bad_input(section, kwargs, err, match):
     with pytest.raises(err, match=match):
         mrope_axis_index(section, **kwargs)
+
+
+@pytest.mark.parametrize("half", [12, 13, 64])
+def test_mrope_axis_index_interleaved_bound(half):
+    """Realisable exactly when a + n*(sec[a] - 1) < half for every axis a >= 1."""
+    n = 3
+    for s1 in range(1, half):
+        for s2 in range(1, half - s1):
+            section = [half - s1 - s2, s1, s2]
+            ok = all(a + n * (section[a] - 1) < half for a in (1, 2))
+            if ok:
+                assert mrope_axis_index(section, interleaved=True).tolist() == \
+                    ref_axis_of_pair(section, True)
+            else:
+                with pytest.raises(ValueError, match=f"< {half}"):
+                    mrope_axis_index(section, interleaved=True)
+    # the counter-example to the old message "n*sec[a] <= half + a": 66 <= 66 yet it raises
+    with pytest.raises(ValueError, match=r"gives \[22, 21, 21\]"):
+        mrope_axis_index([21, 21, 22], interleaved=True)
 
 
 # --------------------------------------------------------------------------- rotation
@@ -496,6 +547,29 @@ def test_vision_2d_rope_matches_transformers(model, head_dim):
     cos, sin = multi_axis_cos_sin(pos, inv_freq, axis_of_pair)
     torch.testing.assert_close(cos, cos_ref, rtol=0, atol=2e-6)
     torch.testing.assert_close(sin, sin_ref, rtol=0, atol=2e-6)
+
+
+def test_qwen2_vl_vision_tower_positions_need_merge_order():
+    """The tower rotates patch j by get_vision_position_ids' (h, w), not the raster one."""
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import (
+        Qwen2VLVisionRotaryEmbedding,
+    )
+    from transformers.vision_utils import get_vision_position_ids
+
+    head_dim = 16
+    rot = Qwen2VLVisionRotaryEmbedding(Qwen2VLVisionConfig(embed_dim=32, num_heads=2))
+    grid = (2, 4, 6)
+    tower_pos = get_vision_position_ids(torch.tensor([grid]), 2)  # what the tower uses
+    x = torch.randn(tower_pos.shape[0], head_dim)
+    cos_ref, _ = rot(x, tower_pos)
+    inv_freq, axis_of_pair = axial_inv_freq([head_dim // 2] * 2, 1e4)
+    merged = grid_positions(grid, merge_size=2)[:, 1:]
+    cos, _ = multi_axis_cos_sin(merged, inv_freq, axis_of_pair)
+    torch.testing.assert_close(cos, cos_ref, rtol=0, atol=2e-6)
+    raster = grid_positions(grid)[:, 1:]
+    cos_raster, _ = multi_axis_cos_sin(raster, inv_freq, axis_of_pair)
+    assert (cos_raster - cos_ref).abs().max() > 0.1  # raster order rotates the wrong patch
 
 
 def _stub(model_cls, **vision):
