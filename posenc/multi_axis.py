@@ -221,7 +221,7 @@ def mrope_axis_index(mrope_section, *, interleaved: bool = False) -> torch.Tenso
     if counts != sections:
         raise ValueError(
             f"the interleaved layout cannot realise mrope_section={sections} over {half} "
-            f"pairs (it gives {counts});\neach axis a >= 1 needs its last pair "
+            f"pairs\n(it gives {counts}): each axis a >= 1 needs "
             f"a + n_axes*(mrope_section[a] - 1) < {half}"
         )
     return axis_of_pair
@@ -410,10 +410,15 @@ def mrope_position_ids(
     video's ``video_time_interval``; 1 for images). The text after it starts at:
 
     * ``text_after_vision="max"`` — one past the largest id used so far (the rule of the
-      Qwen2-VL paper and of the original Qwen2-VL/Qwen2.5-VL code);
-    * ``"hw"`` — ``p + max(H, W)``, as ``transformers`` 5.24's ``get_rope_index`` does. The
-      two agree for images and for videos with ``⌊(T−1)·Δt⌋ < max(H, W)``; for a longer
-      video ``"hw"`` lets the following text reuse ids of the video's time axis.
+      Qwen2-VL paper, of the original Qwen2-VL/Qwen2.5-VL code and of earlier
+      ``transformers`` releases, i.e. the rule the checkpoints were trained with; use it
+      when porting);
+    * ``"hw"`` — ``p + max(H, W)``, as ``transformers`` 5.24's ``get_rope_index`` does; use
+      it only for bit-for-bit parity with 5.24. The two agree for images and for videos
+      with ``⌊(T−1)·Δt⌋ < max(H, W)``; for a longer video (common with Qwen2.5-VL, whose
+      ``Δt`` is 2 at 2 fps) ``"hw"`` lets the following text reuse ids of the video's time
+      axis, while 5.24's own ``rope_deltas`` still starts generation at ``max + 1`` — a
+      suspected regression. Qwen3-VL's ``(1, h, w)`` grids make the two rules agree.
 
     Args:
         token_types: ``(s,)`` integer modality per token: 0 text, 1 image, 2 video (the
