@@ -130,7 +130,9 @@ def axial_inv_freq(
     Args:
         axes_dim: rotary channels per axis (FLUX's ``axes_dim``), each even and ``>= 2``;
             ``r = sum(axes_dim)``. The Qwen2-VL vision tower and Pixtral use ``[d/2, d/2]``
-            for ``(h, w)``; FLUX uses ``[16, 56, 56]`` for its three id axes.
+            for ``(h, w)`` (the Qwen-VL towers number patches in merge-window order:
+            ``grid_positions(grid, merge_size=2)``); FLUX uses ``[16, 56, 56]`` for its
+            three id axes.
         base: ``rope_theta``, ``> 0``.
         ladder: ``"per_axis"`` — axis ``a`` gets its own ladder ``base^(−2i/axes_dim[a])``,
             ``i < axes_dim[a]/2`` (FLUX's ``EmbedND``, the Qwen2-VL vision tower);
