@@ -108,7 +108,8 @@ BOS = 256
 #: Press et al.'s two evaluation protocols (see the module docstring).
 PROTOCOLS = ("nonoverlapping", "sliding")
 
-#: Evaluation variants: name → (trained position scheme, evaluation-time change).
+#: The evaluation variants, each name mapped to (trained position scheme, evaluation-time
+#: change).
 #: Changes: ``None``; ``"interpolate"`` (learned table stretched to ``n``); a RoPE scaling
 #: method of :data:`posenc.scaling.ROPE_SCALING` with ``s = n / L`` (``"linear"`` = PI,
 #: ``"ntk_aware"``, ``"yarn"``); ``"dynamic_ntk"`` (configured factor
