@@ -24,7 +24,7 @@ EXECUTED: dict[Path, dict[int, list]] = {}
 #: The first code cell of every chapter (CONTRIBUTING.md): on Colab, which opens a notebook
 #: straight from GitHub, it installs posenc; where posenc is installed it does nothing.
 INSTALL_CELL = """\
-# Colab (or any fresh environment): install posenc from the book's repository if missing.
+# Colab (or any fresh environment): install posenc from the book's repository if absent.
 import importlib.util
 import subprocess
 import sys

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BOOK, INSTALL_CELL, toc_pages
+from conftest import BOOK, toc_pages
 
 #: Characters of code that fit the rendered code box at a 1280 px window.
 MAX_CODE_COLUMNS = 88
@@ -30,11 +30,6 @@ def long_lines(path) -> list[str]:
     found = []
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] != "code":
-            continue
-        if "".join(cell["source"]) == INSTALL_CELL:
-            # The standard first cell (CONTRIBUTING.md), the same in every chapter and
-            # collapsed on the page: its 89-character first line still fits the box
-            # (about 90 characters at 1280 px), which the browser check measures.
             continue
         for line in "".join(cell["source"]).splitlines():
             if len(line) > MAX_CODE_COLUMNS:
