@@ -28,8 +28,8 @@ the validation files (:func:`eval_spans`) — with Press et al.'s (2022) two pro
   of each window see little context (the "early-token curse");
 - ``"sliding"``: windows of ``n`` tokens moved by ``n / sliding_fraction``, only the last
   ``n / sliding_fraction`` bytes of each scored, so every scored byte sees at least
-  ``n (1 − 1/sliding_fraction)`` bytes of context (a cheaper form of their stride-1
-  protocol, where every token sees ``n − 1``).
+  ``n (1 − 1/sliding_fraction)`` bytes of context (a cheaper form of sliding by one
+  token, where every token sees ``n − 1``).
 
 plus the mean loss at each position inside the longest non-overlapping window (binned).
 
