@@ -393,18 +393,17 @@ def train(cfg: StudyConfig, position: str, depth: int, seed: int, *, device=None
 
 def _scaling(model: TinyDecoder, method: str | None, factor: float, cfg: StudyConfig,
              seq_len: int):
-    """``(inv_freq, attention_factor)`` of a RoPE change for factor ``s`` (None: trained)."""
+    """``(inv_freq, attention_factor)`` of a RoPE change for factor ``s`` at ``seq_len``
+    tokens, or ``None`` (the trained frequencies) for no change or ``s <= 1``."""
     d_h, L = model.head_dim, cfg.train_len
-    if method is None or (factor <= 1.0 and method != "yarn-temp"):
+    if method is None or factor <= 1.0:
         return None
     if method == "dynamic_ntk":
-        if seq_len <= L:
-            return None
         return dynamic_ntk(d_h, cfg.dynamic_factor, L, seq_len=seq_len, base=model.rope_base)
     if method == "yarn-freq":
         return yarn(d_h, factor, L, base=model.rope_base, attention_factor=1.0)
     if method == "yarn-temp":
-        return None if factor <= 1.0 else (model.inv_freq, yarn_attention_factor(factor))
+        return model.inv_freq, yarn_attention_factor(factor)
     return ROPE_SCALING[method](d_h, factor, L, base=model.rope_base)
 
 
