@@ -29,8 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = ROOT / "_build" / "pdf" / "positional-encoding-executed.pdf"
 #: The single page, copied to the root of the singlehtml output (see build_single_page).
 SINGLE_PAGE = "book.html"
+#: Chromium's flags, shared with tests/test_browser.py: every host but localhost is
+#: unresolvable, so a third-party request fails at once even where there is network.
 CHROMIUM_ARGS = [
-    "--no-sandbox",
+    "--no-sandbox",  # CI runs as root
     "--disable-gpu",
     "--disable-background-networking",
     "--disable-component-update",

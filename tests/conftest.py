@@ -3,6 +3,8 @@ the figures nbval's run produced (for test_figures.py) and a short site-check su
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -36,6 +38,23 @@ if importlib.util.find_spec("posenc") is None:
         check=True,
     )
     importlib.invalidate_caches()"""
+
+def load_build_pdf():
+    """``scripts/build_pdf.py`` as a module: its Chromium lookup and flags serve the browser
+    check too, so the PDF and the site are checked with one browser set-up."""
+    spec = importlib.util.spec_from_file_location("build_pdf", ROOT / "scripts" / "build_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def missing_tool(check: str, reason: str):
+    """Skip ``check`` for a missing system tool, except under ``CI=true``, where it fails."""
+    message = f"{check} not run: {reason}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + f" (CI=true: the {check} is required)", pytrace=False)
+    pytest.skip(message)
+
 
 #: Numbers the site checks report at the end of the run (pages, images, timings).
 SITE_REPORT: dict[str, object] = {}

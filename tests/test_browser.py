@@ -23,9 +23,7 @@ import ast
 import functools
 import http.server
 import json
-import os
 import re
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,21 +36,17 @@ from conftest import (
     INSTALL_CELL,
     ROOT,
     SITE_REPORT,
+    load_build_pdf,
+    missing_tool,
     notebooks,
     toc_pages,
 )
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # CI runs as root
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    # Every host but localhost is unresolvable, so a third-party request fails at once even
-    # where there is network; the crawl records each one (test_no_request_leaves_localhost).
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-]
+_BUILD_PDF = load_build_pdf()
+#: One browser set-up for the site and the PDF (every host but localhost unresolvable, so
+#: a third-party request fails at once; the crawl records each one).
+CHROMIUM_ARGS = _BUILD_PDF.CHROMIUM_ARGS
+find_chromium = _BUILD_PDF.find_chromium
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 PAGE_TIMEOUT_MS = 30_000
 #: The search term the site must find; the RoPE chapter(s) must be among the hits.
@@ -60,22 +54,8 @@ SEARCH_TERM = "RoPE"
 RAW_TEX = ("$$", "\\(", "\\[")
 
 
-def find_chromium() -> str | None:
-    """Debian's Chromium (``apt-get install chromium``) or another Chromium on PATH."""
-    if Path("/usr/bin/chromium").is_file():
-        return "/usr/bin/chromium"
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 def no_browser(reason: str):
-    message = f"browser check not run: {reason}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + " (CI=true: the browser check is required)", pytrace=False)
-    pytest.skip(message)
+    missing_tool("browser check", reason)
 
 
 # --------------------------------------------------------------------------- serving ----

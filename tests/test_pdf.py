@@ -10,15 +10,13 @@ Without Chromium or poppler the tests are skipped with a message, or fail under 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import re
 import shutil
 import subprocess
 
 import pytest
-from conftest import BOOK, ROOT, SITE_REPORT, toc_pages
+from conftest import BOOK, SITE_REPORT, load_build_pdf, missing_tool, toc_pages
 
 #: A book of ten chapters with figures prints to well over a hundred A4 pages (221 when
 #: this test was written); far fewer means chapters went missing.
@@ -26,29 +24,15 @@ MIN_PAGES = 100
 RAW_TEX = ("$$", "\\frac", "\\(", "\\[", "\\begin{")
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("build_pdf", ROOT / "scripts" / "build_pdf.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _missing(reason: str):
-    message = f"PDF check not run: {reason}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + " (CI=true: the PDF check is required)", pytrace=False)
-    pytest.skip(message)
-
-
 @pytest.fixture(scope="module")
 def pdf(tmp_path_factory):
     """``(path, text, pdfinfo fields)`` of a fresh build of the book's PDF."""
-    build_pdf = _load_script()
+    build_pdf = load_build_pdf()
     if build_pdf.find_chromium() is None:
-        _missing("no Chromium found (apt-get install chromium)")
+        missing_tool("PDF check", "no Chromium found (apt-get install chromium)")
     for tool in ("pdfinfo", "pdftotext"):
         if shutil.which(tool) is None:
-            _missing(f"no {tool} (apt-get install poppler-utils)")
+            missing_tool("PDF check", f"no {tool} (apt-get install poppler-utils)")
     work = tmp_path_factory.mktemp("pdf")
     path = build_pdf.build_pdf(work / "book.pdf", work=work)
     info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True)
