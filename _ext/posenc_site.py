@@ -24,12 +24,20 @@ holds an interactive block, so no page loads them from another host and pages wi
 figure do not load them at all. ``posenc_site.css`` (also next to this file) is added to
 every page: the interactive blocks' controls, and code that fits the page on a phone.
 
+The book's home (``scripts/book_home.py``): the ``repository`` block of ``_config.yml`` is
+the one place that names the public repository. At ``config-inited`` the extension reads
+it and sets the theme's repository and launch buttons from it (none at all while it is
+empty; with a home, the repository button and Binder/Colab at the recorded revision), and
+the ``book_repository`` MyST substitution that the API page uses to name the repository.
+
 Enabled in ``_config.yml`` under ``sphinx: local_extensions: {posenc_site: _ext}``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
+import sys
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -53,6 +61,57 @@ INTERACTIVE_JS = "posenc_interactive.js"
 SITE_CSS = "posenc_site.css"
 #: The CSS class that marks an interactive block (posenc.interactive.CSS_CLASS).
 INTERACTIVE_CLASS = "posenc-interactive"
+
+
+#: The module that reads the book's home (one place for the extension and the scripts).
+BOOK_HOME_SCRIPT = HERE.parent / "scripts" / "book_home.py"
+#: The MyST substitution that names the repository on the API page (book/api.md).
+REPOSITORY_SUBSTITUTION = "book_repository"
+
+
+def book_home_module():
+    """``scripts/book_home.py`` as a module (it is a script, not part of ``posenc``)."""
+    name = "posenc_book_home"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, BOOK_HOME_SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def apply_home(config, home) -> None:
+    """Set the repository/launch buttons and the API page's link in ``config`` for
+    ``home`` (a ``book_home.Home`` or ``None``).
+
+    Raises:
+        ExtensionError: the theme's repository URL (as Jupyter Book passed it on) is not
+            the configured home, e.g. ``repository.url`` was deleted from ``_config.yml``
+            and Jupyter Book's default repository took its place.
+    """
+    book_home = book_home_module()
+    options = dict(config.html_theme_options or {})
+    given = options.get("repository_url") or ""
+    if given and given != (home.url if home else ""):
+        raise ExtensionError(
+            f"the theme's repository_url is {given!r}, not the book's home "
+            f"({home.url if home else 'none'}): set repository.url in _config.yml only, "
+            'and keep url: "" there while the book has no public repository'
+        )
+    config.html_theme_options = book_home.theme_options(options, home)
+    substitutions = dict(config.myst_substitutions or {})
+    substitutions[REPOSITORY_SUBSTITUTION] = book_home.api_link(home)
+    config.myst_substitutions = substitutions
+
+
+def _configure_home(app: Sphinx, config) -> None:
+    try:
+        home = book_home_module().load_home(Path(app.srcdir) / "_config.yml")
+    except ValueError as err:
+        raise ExtensionError(str(err)) from err
+    apply_home(config, home)
+    where = f"{home.url} at {home.revision}" if home else "none (no repository buttons)"
+    logger.info(f"posenc_site: book home {where}")
 
 
 def mathjax_es5_dir() -> Path:
@@ -157,6 +216,7 @@ def setup(app: Sphinx) -> dict:
     app.add_css_file(SITE_CSS)
     app.connect("html-page-context", _interactive_scripts, priority=400)
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("config-inited", _configure_home)
     app.connect("builder-inited", _single_page_support)
     app.connect("build-finished", _copy_mathjax)
     app.connect("html-page-context", _dedupe_scripts, priority=900)

@@ -7,6 +7,9 @@ This is "Restart kernel and run all" done the same way every time: the kernel ru
 book/ as its working directory, cells are numbered 1..N, timing metadata is dropped and the
 kernelspec is set to python3, so `python -m pytest` (nbval) compares against a clean run.
 It prints each notebook's wall time (the book's budget is ~10 s per notebook).
+
+Before running, it stamps each notebook's first code cell, the install cell, from the
+book's home in ``_config.yml`` (``scripts/book_home.py``; never edit that cell by hand).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from book_home import load_home, stamp_notebook
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +61,7 @@ def coalesce_streams(outputs: list) -> list:
 
 def execute(path: Path, timeout: int = 600) -> float:
     nb = nbformat.read(path, as_version=4)
+    stamp_notebook(nb, load_home())
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = []

@@ -23,21 +23,18 @@ BOOK = ROOT / "book"
 #: committed ones instead of executing every notebook a second time.
 EXECUTED: dict[Path, dict[int, list]] = {}
 
-#: The first code cell of every chapter (CONTRIBUTING.md): on Colab, which opens a notebook
-#: straight from GitHub, it installs posenc; where posenc is installed it does nothing.
-INSTALL_CELL = """\
-# Colab (or any fresh environment): install posenc from the book's repository if absent.
-import importlib.util
-import subprocess
-import sys
+def load_book_home():
+    """``scripts/book_home.py`` (the book's home and what derives from it) as a module, the
+    same module object the site's extension (_ext/posenc_site.py) loads."""
+    name = "posenc_book_home"
+    if name not in sys.modules:
+        path = ROOT / "scripts" / "book_home.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
-if importlib.util.find_spec("posenc") is None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet",
-         "git+https://github.com/posenc/positional-encoding-executed"],
-        check=True,
-    )
-    importlib.invalidate_caches()"""
 
 def load_build_pdf():
     """``scripts/build_pdf.py`` as a module: its Chromium lookup and flags serve the browser

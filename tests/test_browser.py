@@ -33,9 +33,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import (
     BOOK,
-    INSTALL_CELL,
     ROOT,
     SITE_REPORT,
+    load_book_home,
     load_build_pdf,
     missing_tool,
     notebooks,
@@ -43,6 +43,7 @@ from conftest import (
 )
 
 _BUILD_PDF = load_build_pdf()
+_BOOK_HOME = load_book_home()
 #: One browser set-up for the site and the PDF (every host but localhost unresolvable, so
 #: a third-party request fails at once; the crawl records each one).
 CHROMIUM_ARGS = _BUILD_PDF.CHROMIUM_ARGS
@@ -608,31 +609,56 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
 
 # -------------------------------------------------- static checks of the same build ----
 
-def test_chapters_have_download_repository_and_launch_buttons(book_build):
+#: With no home: sphinx-book-theme's repository and launch buttons (``btn-<label>``) and the
+#: launch hosts must not appear on a chapter's page.
+NO_HOME_ABSENT = (
+    "btn-source-repository-button",
+    "btn-source-file-button",
+    "btn-source-edit-button",
+    "btn-source-issues-button",
+    "dropdown-launch-buttons",
+    "dropdown-source-buttons",
+    "mybinder.org",
+    "colab.research.google.com",
+)
+
+
+def test_chapters_have_download_and_exactly_the_homes_buttons(book_build):
+    """Repository, Binder and Colab buttons exist only for a configured home, and point to
+    it at the recorded revision (scripts/book_home.py); the .ipynb download always."""
     _, _, html = book_build
-    repo = "https://github.com/posenc/positional-encoding-executed"
+    home = _BOOK_HOME.load_home()
     for nb in notebooks():
         text = (html / "book" / f"{nb.stem}.html").read_text(encoding="utf-8")
         assert f"_sources/book/{nb.name}" in text, f"{nb.name}: no .ipynb download link"
         assert (html / "_sources" / "book" / nb.name).is_file()
-        assert f'href="{repo}"' in text, f"{nb.name}: no repository button"
-        binder = "https://mybinder.org/v2/gh/posenc/positional-encoding-executed/main?urlpath="
+        if home is None:
+            for mark in NO_HOME_ABSENT:
+                assert mark not in text, f"{nb.name}: has {mark!r} but the book has no home"
+            continue
+        org_repo = home.url.removeprefix("https://github.com/")
+        assert f'href="{home.url}"' in text, f"{nb.name}: no repository button"
+        binder = f"https://mybinder.org/v2/gh/{org_repo}/{home.revision}?urlpath="
         assert binder in text and f"book/{nb.name}" in text, f"{nb.name}: no Binder button"
         colab = (
-            "https://colab.research.google.com/github/posenc/positional-encoding-executed"
-            f"/blob/main/book/{nb.name}"
+            f"https://colab.research.google.com/github/{org_repo}"
+            f"/blob/{home.revision}/book/{nb.name}"
         )
         assert colab in text, f"{nb.name}: no Colab button"
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=[p.name for p in notebooks()])
-def test_first_cell_installs_posenc_where_missing(path):
-    """The launch buttons open the bare notebook; its first cell must bring posenc along."""
+def test_first_cell_is_the_stamped_install_cell(path):
+    """The launch buttons open the bare notebook; its first cell is the one derived from
+    the book's home (stamped by scripts/book_home.py), hidden, and silent when posenc is
+    installed."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     first = next(c for c in nb["cells"] if c["cell_type"] == "code")
-    assert "".join(first["source"]) == INSTALL_CELL, (
-        f"{path.name}: the first code cell must be the install cell from CONTRIBUTING.md:\n"
-        + INSTALL_CELL
+    expected = _BOOK_HOME.install_cell(_BOOK_HOME.load_home())
+    assert "".join(first["source"]) == expected, (
+        f"{path.name}: the first code cell must be the install cell derived from "
+        "_config.yml's repository block: run `python scripts/book_home.py`. Expected:\n"
+        + expected
     )
     assert "hide-input" in first.get("metadata", {}).get("tags", []), (
         f"{path.name}: tag the install cell 'hide-input'"
