@@ -44,14 +44,14 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from typing import NamedTuple
 
 import torch
 
-from . import scaling
-from ._checks import check_int
+from .. import scaling
+from .._checks import check_int
+from .families import family
 
-__all__ = ["ROPE_KEYS", "LayerSpec", "layer_specs", "rope_from_config", "rope_parameters"]
+__all__ = ["ROPE_KEYS", "rope_from_config", "rope_parameters"]
 
 #: Every key a RoPE dict may hold (``transformers``' ``RopeParameters`` plus the legacy
 #: ``type``); anything else is rejected as a typo.
@@ -63,26 +63,6 @@ ROPE_KEYS = frozenset({
 })
 
 _SCALED = ("yarn", "longrope", "llama3")  # the types that read original_max_position_embeddings
-
-
-class LayerSpec(NamedTuple):
-    """What one decoder layer does with positions (see :func:`layer_specs`)."""
-
-    #: ``config.layer_types[i]`` (e.g. ``"sliding_attention"``), or ``"full_attention"``
-    #: when the config has no per-layer types.
-    layer_type: str
-    #: ``False`` for a layer without positions (Llama 4's NoPE layers).
-    use_rope: bool
-    #: ``(r/2,)`` frequencies, or ``None`` when ``use_rope`` is ``False``.
-    inv_freq: torch.Tensor | None
-    #: cos/sin multiplier (1.0 for NoPE layers).
-    attention_factor: float
-    #: keys visible per query, itself included
-    #: (:func:`posenc.attention.sliding_window_mask`), or ``None`` for global layers.
-    sliding_window: int | None
-    #: ``(floor_scale, attn_scale)`` of Llama 4's query temperature on NoPE layers
-    #: (:func:`posenc.attention.llama4_attn_scale`), else ``None``.
-    attn_temperature: tuple[int, float] | None
 
 
 # --------------------------------------------------------------------------- plumbing
@@ -128,15 +108,39 @@ def _nested(d: dict, raw: dict) -> bool:
 
 
 def _per_type(d: dict) -> tuple[str, dict, bool]:
-    """``(source key, RoPE dict, nested)`` with Gemma 3's two bases made explicit."""
+    """``(source key, RoPE dict, nested)``, with a family's per-type rules made explicit.
+
+    A flat RoPE dict becomes one dict per layer type when the family's record says the
+    types differ: OLMo 3's scaling on full attention only (:attr:`Family.flat_rope_types`),
+    a base per type read from its own key (:attr:`Family.type_bases`: Gemma 3, ModernBERT),
+    or a head width per type (:attr:`Family.type_head_dim`: Gemma 4).
+    """
+    from .families import family
+
     key, raw = _rope_source(d)
     nested = _nested(d, raw)
-    if str(d.get("model_type", "")).startswith("gemma3") and not nested:
-        full = dict(raw) if raw else {"rope_type": "default"}
-        full.setdefault("rope_theta", d.get("rope_theta", 1_000_000.0))
-        local = {"rope_type": "default", "rope_theta": d.get("rope_local_base_freq", 10_000.0)}
-        raw, nested = {"sliding_attention": local, "full_attention": full}, True
-    return key, raw, nested
+    fam = family(str(d.get("model_type", "")))
+    if nested or not (fam.flat_rope_types or fam.type_bases or fam.type_head_dim):
+        return key, raw, nested
+    from .layers import _layer_types
+
+    bases = {lt: (k, default) for lt, k, default in fam.type_bases}
+    per = {}
+    for lt in dict.fromkeys(_layer_types(d, fam)):
+        scaled = fam.flat_rope_types is None or lt in fam.flat_rope_types
+        p = dict(raw) if (raw and scaled) else {"rope_type": "default"}
+        if not scaled and "rope_theta" in raw:
+            p["rope_theta"] = raw["rope_theta"]
+        if lt in bases:
+            k, default = bases[lt]
+            p["rope_theta"] = d.get(k, default) if k != "rope_theta" or "rope_theta" not in p \
+                else p["rope_theta"]
+            if p["rope_theta"] is None:
+                p["rope_theta"] = default
+        else:
+            p.setdefault("rope_theta", d.get("rope_theta", 10_000.0))
+        per[lt] = p
+    return key, per, True
 
 
 def _number(where: str, name: str, value, *, integer: bool = False):
@@ -150,8 +154,14 @@ def _number(where: str, name: str, value, *, integer: bool = False):
     return float(value)
 
 
-def _head_dim(d: dict) -> int:
-    for key in ("qk_rope_head_dim", "head_dim"):
+def _head_dim(d: dict, fam=None, layer_type: str | None = None) -> int:
+    """Width of the head that RoPE's frequencies are built for (the rope slice for MLA)."""
+    keys = ([fam.head_dim_key] if fam and fam.head_dim_key else []) + ["head_dim"]
+    if fam and layer_type is not None:
+        for lt, key, default in fam.type_head_dim:
+            if lt == layer_type:
+                return _number("config", key, d.get(key, default), integer=True)
+    for key in keys:
         if d.get(key) is not None:
             return _number("config", key, d[key], integer=True)
     try:
@@ -164,6 +174,14 @@ def _head_dim(d: dict) -> int:
     return _number("config", "hidden_size", hidden, integer=True) // _number(
         "config", "num_attention_heads", heads, integer=True
     )
+
+
+def _full_head_dim(d: dict, fam, layer_type: str | None = None) -> int:
+    """Width of the whole q/k head (MLA: nope + rope slices)."""
+    if fam.full_head_dim:
+        a, b = fam.full_head_dim
+        return sum(_number("config", k, d.get(k), integer=True) for k in (a, b))
+    return _head_dim(d, fam, layer_type)
 
 
 # --------------------------------------------------------------------------- public
@@ -217,13 +235,18 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
                 f"got {layer_type!r}"
             )
         p, where = raw, key
-    unknown = sorted(set(p) - ROPE_KEYS)
+    model_type = str(d.get("model_type", ""))
+    fam = family(model_type)
+    ignored = tuple((k, why) for k, why in fam.ignored_keys if k in p)
+    known = ROPE_KEYS | {k for k, _ in fam.ignored_keys}
+    if fam.query_scale_key:
+        known = known | {fam.query_scale_key}
+    unknown = sorted(set(p) - known)
     if unknown:
         raise ValueError(
-            f"{where} has unknown key(s) {unknown}; allowed: {sorted(ROPE_KEYS)}"
+            f"{where} has unknown key(s) {unknown} for model_type {model_type!r}; allowed: "
+            f"{sorted(known)}"
         )
-
-    model_type = str(d.get("model_type", ""))
     rope_type = p.get("rope_type", p.get("type", "default"))
     if rope_type == "su" or (rope_type == "yarn" and model_type == "phi3"):
         rope_type = "longrope"  # Phi-3's legacy names (transformers' Phi3Config)
@@ -242,11 +265,13 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
     if prf is None:
         prf = d.get("partial_rotary_factor")
     if prf is None:
-        prf = d.get("rotary_pct", 0.25 if model_type == "gpt_neox" else 1.0)
+        prf = d.get("rotary_pct")
+    if prf is None:
+        prf = fam.partial_rotary_factor if fam.partial_rotary_factor is not None else 1.0
     prf = _number(where, "partial_rotary_factor", prf)
     if not 0.0 < prf <= 1.0:
         raise ValueError(f"{where}['partial_rotary_factor'] must be in (0, 1], got {prf:g}")
-    head_dim = _head_dim(d)
+    head_dim = _head_dim(d, fam, layer_type)
     if rope_type == "proportional":
         rotary_dim = 2 * int(prf * head_dim // 2)
     elif d.get("rotary_dim") is not None:
@@ -267,7 +292,14 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
         "rotary_dim": rotary_dim,
         "partial_rotary_factor": prf,
         "max_position_embeddings": max_pos,
+        "full_head_dim": _full_head_dim(d, fam, layer_type),
+        "ignored": ignored,
     }
+    if fam.query_scale_key and p.get(fam.query_scale_key) is not None:
+        orig_q = p.get("original_max_position_embeddings", max_pos)
+        out["query_scale"] = (_number(where, fam.query_scale_key, p[fam.query_scale_key]),
+                              _number(where, "original_max_position_embeddings", orig_q,
+                                      integer=True))
 
     def need(name: str):
         if p.get(name) is None:
@@ -384,91 +416,3 @@ def rope_from_config(
         return scaling.proportional(d, p["factor"], rotary_dim=r, **common)
     except (TypeError, ValueError) as err:
         raise type(err)(f"{where} (rope_type {t!r}): {err}") from err
-
-
-def _default_layer_types(d: dict) -> list[str]:
-    n = check_int("config['num_hidden_layers']", d.get("num_hidden_layers"), minimum=1)
-    model_type = str(d.get("model_type", ""))
-    if model_type.startswith("gemma3"):
-        every = d.get("sliding_window_pattern", 6)
-        return ["sliding_attention" if (i + 1) % every else "full_attention" for i in range(n)]
-    if model_type == "gpt_oss":
-        return ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]
-    if d.get("sliding_window") is not None and d.get("use_sliding_window", True):
-        return ["sliding_attention"] * n
-    return ["full_attention"] * n
-
-
-def layer_specs(
-    config, *, seq_len: int | None = None, dtype=torch.float32
-) -> list[LayerSpec]:
-    """Per decoder layer: RoPE or none, its frequencies, and its sliding window.
-
-    * Layer types come from ``config.layer_types``; without it, from the model's rule in
-      ``transformers``: Gemma 3 every ``sliding_window_pattern``-th layer (default 6) is
-      global, gpt-oss alternates sliding/full starting with sliding, and any other config
-      with a ``sliding_window`` (and ``use_sliding_window`` not false) is sliding in every
-      layer (Mistral 7B v0.1).
-    * Llama 4: ``no_rope_layers[i] == 0`` marks a layer **without** RoPE (the name reads
-      backwards: 1 = uses RoPE); without the list, every ``no_rope_layer_interval``-th
-      layer (default 4) is NoPE. With ``attn_temperature_tuning`` (default on) those
-      layers scale their queries (:func:`posenc.attention.llama4_attn_scale`). Without
-      ``layer_types``, the RoPE layers are ``"chunked_attention"`` (attention within blocks
-      of ``attention_chunk_size`` tokens, default 8192) and the NoPE layers
-      ``"full_attention"``, as ``Llama4TextConfig`` derives them; with
-      ``attention_chunk_size`` null every layer is ``"full_attention"``. Chunked layers are
-      reported with ``sliding_window=None`` (chunking is not a sliding window).
-
-    Args:
-        config: a ``transformers`` config object or ``config.json`` dict.
-        seq_len, dtype: as :func:`rope_from_config`.
-
-    Returns:
-        ``num_hidden_layers`` :class:`LayerSpec` entries.
-
-    Raises:
-        ValueError: ``num_hidden_layers`` missing or ``< 1``; ``layer_types`` or
-            ``no_rope_layers`` shorter than the layer count; the errors of
-            :func:`rope_from_config`.
-
-    Source: ``transformers`` 5.24 ``Gemma3TextConfig``, ``GptOssConfig``,
-    ``Llama4TextConfig`` / ``Llama4TextAttention`` and ``masking_utils`` (tested against
-    the config classes).
-    """
-    d = _as_dict(config)
-    if d.get("num_hidden_layers") is None:
-        raise ValueError("config['num_hidden_layers'] is required to list the layers")
-    n = check_int("config['num_hidden_layers']", d["num_hidden_layers"], minimum=1)
-    types = list(d.get("layer_types") or _default_layer_types(d))
-    if len(types) < n:
-        raise ValueError(f"config['layer_types'] has {len(types)} entries for {n} layers")
-    uses_rope = [True] * n
-    temperature = None
-    if str(d.get("model_type", "")).startswith("llama4"):
-        every = d.get("no_rope_layer_interval", 4)
-        flags = d.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(n)]
-        if len(flags) < n:
-            raise ValueError(f"config['no_rope_layers'] has {len(flags)} entries for {n} layers")
-        uses_rope = [bool(f) for f in flags[:n]]
-        if not d.get("layer_types") and d.get("attention_chunk_size", 8192) is not None:
-            # Llama4TextConfig: RoPE layers attend within chunks, NoPE layers globally
-            types = ["chunked_attention" if r else "full_attention" for r in uses_rope]
-        if d.get("attn_temperature_tuning", True):
-            temperature = (int(d.get("floor_scale", 8192)), float(d.get("attn_scale", 0.1)))
-    _, raw, nested = _per_type(d)
-    window = d.get("sliding_window")
-    cache: dict[str, tuple[torch.Tensor, float]] = {}
-    specs = []
-    for i in range(n):
-        lt = types[i]
-        sw = window if lt == "sliding_attention" else None
-        if not uses_rope[i] or (nested and raw.get(lt, {}) is None):
-            specs.append(LayerSpec(lt, False, None, 1.0, sw, temperature))
-            continue
-        key = lt if nested else ""
-        if key not in cache:
-            cache[key] = rope_from_config(d, layer_type=lt if nested else None,
-                                          seq_len=seq_len, dtype=dtype)
-        inv_freq, att = cache[key]
-        specs.append(LayerSpec(lt, True, inv_freq, att, sw, None))
-    return specs

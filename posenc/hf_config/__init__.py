@@ -1,0 +1,51 @@
+"""Read positions from a Hugging Face model config: what each layer of a checkpoint does.
+
+A ``transformers`` config object (``LlamaConfig``, ``Gemma3Config``, …) or the plain dict of
+a ``config.json`` goes in; what ``transformers`` 5.24 does with positions comes out:
+
+* :func:`rope_parameters` — the resolved RoPE settings of one layer type, every default and
+  legacy spelling applied the way ``transformers`` applies them (:mod:`.params`);
+* :func:`rope_from_config` — ``(inv_freq, attention_factor)`` for those settings, in the form
+  of :mod:`posenc.scaling`;
+* :func:`layer_specs` — one :class:`LayerSpec` per layer: positions or not, attention type
+  and window, frequencies and attention factor, head and rotated width, which channels
+  rotate and how they pair, extra position terms, rotated values (:mod:`.layers`);
+* :func:`apply_layer_rope` — rotate a q/k head exactly as that layer does;
+* :data:`FAMILIES` — the registry of family rules keyed by ``model_type``
+  (:mod:`.families`); an unknown ``model_type`` is refused by name.
+
+Shape notation: ``d`` = ``head_dim``, ``r`` = ``rotary_dim``; ``inv_freq`` is ``(r/2,)``
+(``(d/2,)`` for ``proportional``), radians per position.
+
+What the RoPE reader applies, in ``transformers``' order of precedence:
+
+* the RoPE dict: ``rope_scaling`` (older configs) if non-empty, else ``rope_parameters``;
+  it may be nested per layer type (``{"sliding_attention": {...}, "full_attention": {...}}``);
+  ``rope_type`` or its old name ``type`` (``"su"``, and ``"yarn"`` in Phi-3 configs, mean
+  ``"longrope"``; ``"mrope"`` means the default 1-D frequencies);
+* ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
+  then 10000, or the family's per-type base keys (Gemma 3, ModernBERT);
+* the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
+  ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
+  level, ``rotary_pct`` (GPT-NeoX), or the family's default (GLM 0.5);
+* ``head_dim``: the family's key (``qk_rope_head_dim`` for MLA), a per-type width
+  (Gemma 4's ``global_head_dim``), ``head_dim``, else ``hidden_size // num_attention_heads``;
+* ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
+  keeps it there), then the RoPE dict, then ``max_position_embeddings``; dynamic NTK uses
+  ``max_position_embeddings`` itself, as ``transformers`` does.
+
+A multimodal config is read through its ``text_config``. Unknown keys in the RoPE dict, an
+unknown ``rope_type``, missing required keys and malformed values raise an error that names
+the key. ``tests/test_hf_config.py`` checks published configs against each model's rotary
+module and attention; ``tests/test_hf_sweep.py`` checks every family in the pinned
+``transformers`` layer by layer.
+"""
+
+from .families import FAMILIES, Family, family
+from .layers import LayerSpec, apply_layer_rope, layer_specs, layer_types
+from .params import ROPE_KEYS, rope_from_config, rope_parameters
+
+__all__ = [
+    "FAMILIES", "ROPE_KEYS", "Family", "LayerSpec", "apply_layer_rope", "family",
+    "layer_specs", "layer_types", "rope_from_config", "rope_parameters",
+]

@@ -1,0 +1,333 @@
+"""The oracle of the family sweep: what each ``transformers`` family does, layer by layer.
+
+For every ``model_type`` in the pinned ``transformers`` whose modeling module defines a text
+rotary-embedding class, :func:`text_families` finds the text config it reads (a multimodal
+config's ``text_config``); :func:`observe` builds that family's default config, its rotary
+module (on the CPU) and its base model (on the meta device: no weights, no memory), then
+runs every decoder layer's attention ``forward`` on meta tensors with the module's real
+cos/sin while recording each call of the family's own ``apply_*rotary*`` functions and the
+window its attention interface receives. :func:`compare` replays every recorded call on
+the CPU with random q/k and the real tables and checks it against
+:func:`posenc.hf_config.apply_layer_rope` with the spec :func:`posenc.hf_config.layer_specs`
+gives for that layer: whether the layer uses positions, its window, and the rotation itself
+(frequencies, attention factor, rotated width, which channels, how they pair).
+
+Nothing here is a hand-kept list of families: the list comes from ``transformers``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import inspect
+import types
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+
+#: Positions the tables are compared at (float32 angles: tolerance below scales with them).
+POSITIONS = torch.tensor([[0, 1, 2, 5, 17, 100, 1000, 4095]])
+#: Class-name words of rotary modules that do not belong to a text model.
+NON_TEXT = ("Vision", "Audio", "ViT", "DiT", "SaProt", "Encoder", "Speech")
+#: transformers' task mappings whose models read text (a family is a text family if its
+#: model_type, or its text config's, is in one of them).
+TEXT_MAPPINGS = (
+    "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
+    "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES", "MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES",
+    "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_TEXT_ENCODING_MAPPING_NAMES",
+    "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES",
+)
+
+
+def _modeling(model_type: str):
+    from transformers.models.auto import configuration_auto as ca
+
+    mod = ca.model_type_to_module_name(model_type)
+    try:
+        return importlib.import_module(f"transformers.models.{mod}.modeling_{mod}")
+    except Exception:  # a family whose optional dependency is missing
+        return None
+
+
+def rotary_classes(module) -> list[type]:
+    """The text rotary-embedding classes a modeling module defines."""
+    return [c for n, c in vars(module).items()
+            if inspect.isclass(c) and n.endswith("RotaryEmbedding")
+            and c.__module__ == module.__name__ and not any(w in n for w in NON_TEXT)]
+
+
+def _text_types() -> set[str]:
+    from transformers.models.auto import modeling_auto as ma
+
+    out: set[str] = set()
+    for name in TEXT_MAPPINGS:
+        out |= set(getattr(ma, name, {}))
+    return out
+
+
+@dataclass
+class TextFamily:
+    """One text model a sweep checks: its config's ``model_type`` and where it came from."""
+
+    model_type: str                      # the text config's model_type (read by posenc)
+    outer: list[str] = field(default_factory=list)  # model_types that lead to it
+    is_text: bool = True
+    build_error: str | None = None       # transformers cannot build its default config
+
+
+def text_families() -> dict[str, TextFamily]:
+    """Every family with a text rotary module, keyed by the text config's ``model_type``."""
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    text_types = _text_types()
+    out: dict[str, TextFamily] = {}
+    for mt in CONFIG_MAPPING_NAMES:
+        module = _modeling(mt)
+        if module is None or not rotary_classes(module):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                text = CONFIG_MAPPING[mt]().get_text_config(decoder=True)
+            key, err = text.model_type, None
+        except Exception as e:  # noqa: BLE001 - reported, not hidden
+            key, err = mt, f"{type(e).__name__}: {e}"[:200]
+        fam = out.setdefault(key, TextFamily(key))
+        fam.outer.append(mt)
+        fam.build_error = fam.build_error or err
+    for fam in out.values():
+        fam.is_text = bool(text_types & {fam.model_type, *fam.outer})
+    return out
+
+
+def default_text_config(model_type: str):
+    """The default config object of ``model_type`` (a text config class)."""
+    from transformers import CONFIG_MAPPING
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return CONFIG_MAPPING[model_type]().get_text_config(decoder=True)
+
+
+def _base_model_class(cfg, module):
+    import transformers
+    from transformers import PreTrainedModel
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    name = MODEL_MAPPING_NAMES.get(cfg.model_type)
+    if isinstance(name, (tuple, list)):
+        name = name[0]
+    cls = getattr(transformers, name, None) if name else None
+    if cls is not None:
+        return cls
+    found = [c for n, c in vars(module).items()
+             if inspect.isclass(c) and issubclass(c, PreTrainedModel) and "For" not in n
+             and c.__module__ == module.__name__ and getattr(c, "config_class", None) is type(cfg)]
+    found.sort(key=lambda c: (not c.__name__.endswith("Model"), len(c.__name__)))
+    return found[0] if found else None
+
+
+def _accepts_positions(mod) -> bool:
+    try:
+        params = inspect.signature(mod.forward).parameters
+    except (TypeError, ValueError):
+        return False
+    return "position_embeddings" in params or "position_ids" in params
+
+
+@contextlib.contextmanager
+def _recording(module, calls: list, windows: list):
+    saved = {}
+    for name, fn in list(vars(module).items()):
+        if not isinstance(fn, types.FunctionType) or fn.__module__ != module.__name__:
+            continue
+        low = name.lower()
+        if name.startswith("apply") and ("rotary" in low or "rope" in low or "pos_emb" in low):
+            def wrap(*a, __fn=fn, **k):
+                calls.append((__fn, a, k))
+                return __fn(*a, **k)
+            saved[name] = fn
+            setattr(module, name, wrap)
+        elif name == "eager_attention_forward":
+            def wrap_attn(mod, *a, __fn=fn, **kw):
+                windows.append(kw.get("sliding_window", getattr(mod, "sliding_window", None)))
+                return __fn(mod, *a, **kw)
+            saved[name] = fn
+            setattr(module, name, wrap_attn)
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(module, name, fn)
+
+
+class Untraceable(Exception):
+    """The sweep could not run a family's layers on the meta device (says why)."""
+
+
+@dataclass
+class LayerTruth:
+    """What one layer of a ``transformers`` model did: its rope calls, window and tables."""
+
+    calls: list            # (function, args, kwargs) of each apply_*rotary* call
+    window: int | None
+    cos: torch.Tensor
+    sin: torch.Tensor
+
+
+def _slim(cfg):
+    """A copy with at most two experts (positions never depend on them; meta is faster)."""
+    slim = copy.deepcopy(cfg)
+    for k, v in vars(cfg).items():
+        if (isinstance(v, int) and not isinstance(v, bool) and v > 2 and "expert" in k
+                and "per_tok" not in k and "top" not in k):
+            setattr(slim, k, 2)
+    return slim
+
+
+def observe(text) -> list[LayerTruth | None]:
+    """Run every layer of ``text``'s base model on meta; ``None`` for a layer without a
+    module that takes positions (an SSM block, a convolution)."""
+    module = _modeling(text.model_type)
+    text = copy.deepcopy(text)
+    text._attn_implementation = "eager"
+    cls = _base_model_class(text, module)
+    if cls is None:
+        raise Untraceable(f"no base model class for {text.model_type}")
+    rotary = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in rotary_classes(module):
+            try:
+                rotary = c(config=text)
+                break
+            except Exception as e:  # noqa: BLE001
+                err = e
+        if rotary is None:
+            raise Untraceable(f"rotary module: {err!r}"[:200])
+        try:
+            with torch.device("meta"):
+                model = cls(_slim(text))
+        except Exception as e:  # noqa: BLE001
+            raise Untraceable(f"model: {e!r}"[:200]) from None
+    layers = max((m for m in model.modules() if isinstance(m, torch.nn.ModuleList)),
+                 key=len, default=None)
+    if layers is None:
+        raise Untraceable("no layer list")
+    types_ = getattr(text, "layer_types", None)
+    takes_type = "layer_type" in inspect.signature(rotary.forward).parameters
+    tables: dict = {}
+    s = POSITIONS.shape[1]
+    out: list[LayerTruth | None] = []
+    for i, layer in enumerate(layers):
+        att = next((c for _, c in layer.named_children() if _accepts_positions(c)), None)
+        if att is None:
+            out.append(None)
+            continue
+        lt = types_[i] if types_ and takes_type else None
+        if lt not in tables:
+            x = torch.zeros(1, s, 1)
+            tables[lt] = rotary(x, POSITIONS, layer_type=lt) if lt else rotary(x, POSITIONS)
+        got = tables[lt]
+        cos, sin = (got, None) if isinstance(got, torch.Tensor) else got  # Llama 4: freqs_cis
+        params = inspect.signature(att.forward).parameters
+        kwargs = {}
+        for name, p in list(params.items())[1:]:
+            if name == "position_embeddings":
+                kwargs[name] = cos.to("meta") if sin is None else (cos.to("meta"),
+                                                                   sin.to("meta"))
+            elif name == "position_ids":
+                kwargs[name] = POSITIONS.to("meta")
+            elif p.default is inspect.Parameter.empty and p.kind in (
+                    p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                kwargs[name] = None
+        hidden = torch.empty(1, s, text.hidden_size, device="meta")
+        calls, windows = [], []
+        with _recording(module, calls, windows), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                att(hidden, **kwargs)
+            except Exception as e:  # noqa: BLE001
+                raise Untraceable(f"layer {i} {type(att).__name__}: {e!r}"[:300]) from None
+        window = windows[0] if windows else getattr(att, "sliding_window", None)
+        out.append(LayerTruth(calls, window, cos, sin))
+    return out
+
+
+def _replay(call, cos, sin):
+    """Re-run one recorded call on the CPU: ``([inputs], [outputs], unsqueeze_dim)``."""
+    fn, args, kwargs = call
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    g = torch.Generator().manual_seed(0)
+    inputs = []
+    for name, v in list(bound.arguments.items()):
+        if not (isinstance(v, torch.Tensor) and v.device.type == "meta"):
+            continue
+        if name == "freqs_cis":
+            bound.arguments[name] = cos
+        elif name in ("cos", "sin"):
+            real = cos if name == "cos" else sin
+            if tuple(real.shape) != tuple(v.shape):
+                raise Untraceable(f"the attention reshapes {name} before rotating")
+            bound.arguments[name] = real
+        elif name == "position_ids":
+            bound.arguments[name] = POSITIONS
+        else:
+            t = torch.randn(v.shape, generator=g)
+            bound.arguments[name] = t
+            inputs.append(t)
+    out = fn(*bound.args, **bound.kwargs)
+    out = [out] if isinstance(out, torch.Tensor) else list(out)
+    return inputs, out[: len(inputs)], bound.arguments.get("unsqueeze_dim", 1)
+
+
+def _expected(t, spec, unsqueeze_dim):
+    from posenc.hf_config import apply_layer_rope
+
+    if unsqueeze_dim == 2:
+        t = t.transpose(1, 2)
+    d = t.shape[-1]
+    if d == spec.head_dim:
+        out = apply_layer_rope(t, POSITIONS[0], spec)
+    elif d == spec.rotary_dim and spec.rope_channels in ("leading", "trailing"):
+        # the attention passes only the rotated slice (MLA's rope part, a partial rotation's
+        # leading channels): rotate it as that slice of a whole head
+        pad = torch.zeros(*t.shape[:-1], spec.head_dim - d)
+        if spec.rope_channels == "trailing":
+            out = apply_layer_rope(torch.cat((pad, t), -1), POSITIONS[0], spec)[..., -d:]
+        else:
+            out = apply_layer_rope(torch.cat((t, pad), -1), POSITIONS[0], spec)[..., :d]
+    else:
+        raise AssertionError(f"the family rotates {d} channels; posenc's head_dim is "
+                             f"{spec.head_dim}, rotary_dim {spec.rotary_dim}")
+    return out.transpose(1, 2) if unsqueeze_dim == 2 else out
+
+
+def compare(specs, truths) -> list[str]:
+    """Differences between posenc's specs and the observed layers (empty: they match)."""
+    problems = []
+    if len(specs) != len(truths):
+        return [f"posenc lists {len(specs)} layers, the model has {len(truths)}"]
+    for i, (spec, tr) in enumerate(zip(specs, truths, strict=True)):
+        uses = bool(tr and tr.calls)
+        if uses != spec.use_rope:
+            problems.append(f"layer {i}: transformers uses RoPE {uses}, posenc {spec.use_rope}")
+            continue
+        if tr is not None and tr.window != spec.sliding_window:
+            problems.append(f"layer {i}: window {tr.window}, posenc {spec.sliding_window}")
+        if not uses:
+            continue
+        try:
+            inputs, outputs, unsq = _replay(tr.calls[0], tr.cos, tr.sin)
+            for t, o in zip(inputs, outputs, strict=True):
+                e = _expected(t, spec, unsq)
+                if e.shape != o.shape or not torch.allclose(e, o, atol=3e-3, rtol=1e-3):
+                    err = (e - o).abs().max().item() if e.shape == o.shape else "shape"
+                    problems.append(f"layer {i}: rotation differs (max |diff| {err})")
+                    break
+        except (AssertionError, Untraceable, ValueError) as err:
+            problems.append(f"layer {i}: {err}")
+    return problems

@@ -1,0 +1,123 @@
+"""Every RoPE family in the pinned ``transformers``, read by posenc the way it runs.
+
+One pass over every text family with a rotary module (found by :mod:`hf_sweep` from
+``transformers`` itself): each family's default config goes through
+:func:`posenc.hf_config.layer_specs` (as the config object and as its ``config.json``
+dict, also without the keys its config class derives), and each layer is compared with
+what the family's own rotary module and attention ``forward`` do (see :mod:`hf_sweep`).
+Every family must end *matched* or *refused by name*; none may be silently wrong, and at
+least 90 % of the text families transformers can build must match. The test prints the
+coverage table.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+
+import hf_sweep
+from posenc import hf_config as H
+
+#: Families whose layers the meta-device sweep cannot run, checked instead against the
+#: family's own modules on a published config (the test that does it is named).
+CHECKED_ELSEWHERE = {
+    "llama4_text": "test_hf_config.py::test_layer_specs_llama4_against_the_attention",
+    "gemma4_text": "test_hf_config.py::test_gemma4_global_geometry",
+}
+
+#: Keys a config class derives when a config.json omits them.
+DERIVED_KEYS = ("layer_types", "no_rope_layers", "head_dim", "partial_rotary_factor")
+
+
+def _dict_variants(text):
+    """The config as its to_dict(), and without each key the config class derives."""
+    full = text.to_dict()
+    yield "dict", full
+    cls = type(text)
+    for key in DERIVED_KEYS:
+        if full.get(key) is None:
+            continue
+        trimmed = {k: v for k, v in copy.deepcopy(full).items() if k != key}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rebuilt = cls(**{k: v for k, v in trimmed.items() if k != "model_type"})
+        except Exception:  # noqa: BLE001 - the class needs the key: nothing to derive
+            continue
+        if getattr(rebuilt, key, None) == full[key]:
+            yield f"dict without {key}", trimmed
+
+
+def _same(a, b) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x._replace(inv_freq=None) != y._replace(inv_freq=None):
+            return False
+        if (x.inv_freq is None) != (y.inv_freq is None):
+            return False
+        if x.inv_freq is not None and not torch.equal(x.inv_freq, y.inv_freq):
+            return False
+    return True
+
+
+def classify(fam: hf_sweep.TextFamily) -> tuple[str, str]:
+    """``(outcome, detail)``: matched, refused, checked elsewhere, not a text model,
+    not buildable (transformers fails on its own default config), or MISMATCH."""
+    if not fam.is_text:
+        return "not a text model", ""
+    if fam.build_error:
+        return "not buildable", fam.build_error
+    text = hf_sweep.default_text_config(fam.model_type)
+    try:
+        specs = H.layer_specs(text)
+    except ValueError as err:
+        return "refused", str(err)
+    for label, d in _dict_variants(text):
+        try:
+            other = H.layer_specs(d)
+        except ValueError as err:
+            return "MISMATCH", f"{label}: raises {err}"
+        if not _same(specs, other):
+            return "MISMATCH", f"the config object and the {label} disagree"
+    if fam.model_type in CHECKED_ELSEWHERE:
+        return "checked elsewhere", CHECKED_ELSEWHERE[fam.model_type]
+    try:
+        truths = hf_sweep.observe(text)
+    except hf_sweep.Untraceable as err:
+        return "MISMATCH", f"posenc reads it, but the sweep cannot check it: {err}"
+    problems = hf_sweep.compare(specs, truths)
+    return ("MISMATCH", "; ".join(problems[:3])) if problems else ("matched", "")
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    fams = hf_sweep.text_families()
+    return {name: classify(fam) for name, fam in sorted(fams.items())}
+
+
+def test_every_family_is_matched_or_refused_by_name(outcomes):
+    counts: dict[str, int] = {}
+    for outcome, _ in outcomes.values():
+        counts[outcome] = counts.get(outcome, 0) + 1
+    print("\ncoverage:", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for name, (outcome, detail) in outcomes.items():
+        if outcome not in ("matched", "not a text model"):
+            print(f"  {name}: {outcome} {detail[:160]}")
+    wrong = {k: v for k, v in outcomes.items() if v[0] == "MISMATCH"}
+    assert not wrong, f"{len(wrong)} families read differently from transformers: {wrong}"
+
+
+def test_coverage_of_text_families(outcomes):
+    text = [o for o, _ in outcomes.values() if o not in ("not a text model", "not buildable")]
+    matched = sum(o in ("matched", "checked elsewhere") for o in text)
+    assert matched / len(text) >= 0.90, f"{matched} of {len(text)} text families matched"
+
+
+def test_refusals_name_the_family_or_key(outcomes):
+    for name, (outcome, detail) in outcomes.items():
+        if outcome == "refused":
+            assert repr(name) in detail or "key" in detail, (name, detail)
