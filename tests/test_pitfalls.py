@@ -349,3 +349,18 @@ def test_transformers_olmo3_scales_full_layers_only_as_posenc_per_layer():
     for dist in (10, 1000, 4095):
         wrong = score(q, k, dist, inv_freq=full64) * att64**2
         assert abs(wrong - score(q, k, dist, inv_freq=plain64)) > 1.0
+
+
+def test_transformers_524_rotary_modules_build_angles_elementwise_not_by_matmul():
+    """The TF32 report (transformers#48428) concerns a matmul that 5.24 no longer uses."""
+    import inspect
+    import pathlib
+
+    import transformers
+
+    src = inspect.getsource(LlamaRotaryEmbedding.forward)
+    assert "position_ids[..., None].float() * self.inv_freq" in src
+    models = pathlib.Path(transformers.__file__).parent / "models"
+    matmul = [p.name for p in models.rglob("modeling_*.py")
+              if "inv_freq_expanded.float() @ position_ids_expanded" in p.read_text()]
+    assert matmul == []
