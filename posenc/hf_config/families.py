@@ -43,10 +43,11 @@ class Family:
             ``head_dim_key`` names only the rope slice (MLA: nope + rope).
         layer_pattern: how ``layer_types`` is derived when a config has none — ``None``
             (every layer ``"full_attention"``, or ``"sliding_attention"`` if the config has
-            a ``sliding_window`` and ``use_sliding_window`` is not false), or
-            ``("every", key, default, offset)``: layer ``i`` is full iff
+            a ``sliding_window`` and ``use_sliding_window`` is not false);
+            ``("every", key, default, offset, other)``: layer ``i`` is full iff
             ``(i + 1 + offset) % config[key] == 0`` (``key`` may be ``None`` for a fixed
-            ``default``), else sliding.
+            ``default``), else ``other``; or ``"listed"``: the family's pattern is not
+            encoded here, so a config without ``layer_types`` is refused by name.
         last_layer_full: the config class forces the last layer to ``"full_attention"``
             (Gemma 4).
         nope_flags: ``(key, interval_key, default_interval)`` — ``config[key][i] == 0``
@@ -66,7 +67,21 @@ class Family:
             ``global_head_dim``).
         window_offset: added to ``config.sliding_window`` to give the keys a query sees,
             itself included (bidirectional encoders that see ``w`` on each side: ``+1``).
-        window_key: the config key of the window (``"local_attention"`` for ModernBERT).
+        window_divisor: the window is ``config[window_key] // window_divisor`` before the
+            offset (ModernBERT's ``local_attention`` is the full two-sided width).
+        window_key: the config key of the window; ``None`` where the attention never
+            receives it (Moshi stores ``sliding_window`` but passes ``None``).
+        rotary_dim_key: a top-level key that fixes the rotated width (GPT-J, CodeGen's
+            ``rotary_dim``); other families ignore such a key.
+        attention_types: layer types beyond :data:`ATTENTION_TYPES` that rotate q and k
+            (Zaya's ``"hybrid"`` layers).
+        nope_index_key: a config key listing the indices of layers without RoPE (Mllama's
+            ``cross_attention_layers``).
+        attention_index_key: a config key listing the indices of the attention layers of
+            an SSM hybrid (Bamba's ``attn_layer_indices``); the others are
+            ``"linear_attention"``.
+        rope_switch: ``(key, default)`` — RoPE is on only when ``config[key]`` is true
+            (Zamba 2's ``use_mem_rope``, default false).
         query_temperature: Llama 4's NoPE-layer query temperature
             (:func:`posenc.attention.llama4_attn_scale`) is on.
         query_scale_key: a RoPE-dict key that scales queries on every layer by position
@@ -94,7 +109,13 @@ class Family:
     type_bases: tuple[tuple[str, str, float], ...] = ()
     type_head_dim: tuple[tuple[str, str, int], ...] = ()
     window_offset: int = 0
-    window_key: str = "sliding_window"
+    window_divisor: int = 1
+    window_key: str | None = "sliding_window"
+    rotary_dim_key: str | None = None
+    attention_types: frozenset[str] = frozenset()
+    nope_index_key: str | None = None
+    attention_index_key: str | None = None
+    rope_switch: tuple[str, bool] | None = None
     query_temperature: bool = False
     query_scale_key: str | None = None
     values_rotated: bool = False
@@ -108,46 +129,142 @@ _LLAMA = Family()
 _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
-_GEMMA3 = Family(layer_pattern=("every", "sliding_window_pattern", 6, 0),
+_GEMMA3 = Family(layer_pattern=("every", "sliding_window_pattern", 6, 0, "sliding_attention"),
                  type_bases=(("sliding_attention", "rope_local_base_freq", 10_000.0),
                              ("full_attention", "rope_theta", 1_000_000.0)))
-_SLIDING_NOPE_GLOBAL = Family(layer_pattern=("every", "sliding_window_pattern", 4, 0),
-                              nope_types=frozenset({"full_attention"}))
-_LINEAR_HYBRID = Family(nope_types=frozenset({"linear_attention"}))
+_SLIDING_NOPE_GLOBAL = Family(
+    layer_pattern=("every", "sliding_window_pattern", 4, 0, "sliding_attention"),
+    nope_types=frozenset({"full_attention"}))
+_LINEAR = frozenset({"linear_attention"})
+_NOPE_FULL = frozenset({"full_attention"})
 
 #: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
 FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     # --- Llama-like: every layer RoPE, half layout, whole head -------------------------
     **{name: _LLAMA for name in (
-        "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
-        "granite", "granitemoe", "granitemoeshared", "olmo", "olmo2", "olmoe", "flex_olmo",
-        "phi3", "starcoder2", "seed_oss", "hyperclovax", "jais2", "kolibri1", "helium",
-        "mellum", "minimax_m2", "apertus", "arcee", "aria_text", "bitnet", "cwm", "emu3",
-        "diffllama", "doge", "hy_v3", "falcon_h1", "solar_open", "step3p7",
-        "qwen2_vl_text", "qwen2_5_vl_text", "qwen3_vl_text", "qwen3_vl_moe_text",
-        "smollm3", "gemma", "vaultgemma", "granite_swa", "granitemoe_swa",
-        "phimoe", "mllama_text_model", "molmo2_text", "muse_glimmer_text",
-        "muse_spark_text", "unlimited_ocr_text", "voxtral_realtime_text",
-        "paddleocr_vl_text", "timesfm2_5", "gpt_neox_japanese", "eurobert",
+        "apertus", "apertus1p5_text", "arcee", "aria_text", "bitnet", "cosmos3_edge_text",
+        "cwm", "diffllama", "doge", "emu3_text_model", "esmc", "eurobert", "falcon_h1",
+        "flex_olmo", "gemma", "gpt_neox_japanese", "granite", "granite_docling_text",
+        "granite_swa", "granitemoe", "granitemoe_swa", "granitemoeshared", "gte",
+        "hy_v3", "hyperclovax", "jais2", "jina_embeddings_v3", "kolibri1", "laguna",
+        "lfm2", "llama", "mellum", "mimo_v2_flash", "minicpm3", "minimax_m2", "mistral",
+        "mixtral", "molmo2_text", "muse_glimmer_text", "muse_spark_text", "nomic_bert",
+        "olmo", "olmo2", "olmoe", "paddleocr_vl_text", "persimmon", "phi",
+        "phi4_multimodal", "phi3", "phimoe", "qwen2", "qwen2_5_omni_text",
+        "qwen2_5_vl_text", "qwen2_moe", "qwen2_vl_text", "qwen3", "qwen3_moe",
+        "qwen3_vl_moe_text", "qwen3_vl_text", "seed_oss", "solar_open", "stablelm",
+        "starcoder2", "step3p5", "step3p7", "timesfm2_5",
+        "vaultgemma", "voxtral_realtime_text",
     )},
-    "gemma2": Family(layer_pattern=("every", None, 2, 0)),
+    # --- sliding / full patterns ---------------------------------------------------------
+    "gemma2": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
-    "gpt_oss": Family(layer_pattern=("every", None, 2, 0)),
-    "olmo3": Family(layer_pattern=("every", None, 4, 0),
-                    flat_rope_types=frozenset({"full_attention"})),
-    "cohere": _INTERLEAVED,
-    "cohere2": Family(layout="interleaved", layer_pattern=("every", "sliding_window_pattern", 4, 0),
-                      nope_types=frozenset({"full_attention"})),
+    "gpt_oss": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
+    "olmo3": Family(layer_pattern=("every", None, 4, 0, "sliding_attention"),
+                    flat_rope_types=_NOPE_FULL),
+    "modernbert": Family(layer_pattern=("every", "global_attn_every_n_layers", 3, -1,
+                                        "sliding_attention"), window_key="local_attention",
+                         window_divisor=2, window_offset=1,
+                         type_bases=(("sliding_attention", "local_rope_theta", 10_000.0),
+                                     ("full_attention", "global_rope_theta", 160_000.0))),
+    "ultrabert": Family(layer_pattern="listed", window_offset=1),
+    "neomme": Family(layer_pattern="listed", window_offset=1),
+    "moshi": Family(window_key=None,
+                    note="config.sliding_window is stored on the attention module but the "
+                         "attention function receives None (eager and masks: causal)"),
+    # --- NoPE layers ---------------------------------------------------------------------
+    "smollm3": Family(nope_flags=("no_rope_layers", "no_rope_layer_interval", 4)),
+    "cohere2": Family(layout="interleaved", nope_types=_NOPE_FULL,
+                      layer_pattern=("every", "sliding_window_pattern", 4, 0,
+                                     "sliding_attention")),
+    "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed"),
     "exaone4": _SLIDING_NOPE_GLOBAL,
+    "exaone_moe": _SLIDING_NOPE_GLOBAL,
+    "afmoe": Family(nope_types=_NOPE_FULL,
+                    layer_pattern=("every", "global_attn_every_n_layers", 4, 0,
+                                   "sliding_attention")),
+    "flint": Family(nope_types=_NOPE_FULL, layer_pattern="listed"),
+    "kolibri1": Family(nope_types=_NOPE_FULL,
+                       layer_pattern=("every", None, 5, 0, "sliding_attention")),
+    "mllama_text_model": Family(nope_index_key="cross_attention_layers"),
+    # --- linear-attention / SSM hybrids (no positions in those blocks) ------------------
+    "qwen3_next": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
+                         layer_pattern=("every", "full_attention_interval", 4, 0,
+                                        "linear_attention")),
+    "qwen3_5_text": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
+                           layer_pattern=("every", "full_attention_interval", 4, 0,
+                                          "linear_attention")),
+    "qwen3_5_moe_text": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
+                               layer_pattern=("every", "full_attention_interval", 4, 0,
+                                              "linear_attention")),
+    "bailing_hybrid": Family(layout="interleaved", channels="trailing",
+                             head_dim_key="qk_rope_head_dim",
+                             full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
+                             nope_types=_LINEAR,
+                             layer_pattern=("every", "layer_group_size", 6, 0,
+                                            "linear_attention")),
+    "olmo_hybrid": Family(nope_types=_LINEAR,
+                          layer_pattern=("every", None, 4, 0, "linear_attention")),
+    "minimax": Family(nope_types=_LINEAR, layer_pattern=("every", None, 2, 1,
+                                                         "linear_attention")),
+    "lara_mini": Family(nope_types=_LINEAR, layer_pattern="listed"),
+    "bamba": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
+                    attention_index_key="attn_layer_indices"),
+    "granitemoehybrid": Family(nope_types=_LINEAR, layer_pattern="listed"),
+    "recurrent_gemma": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
+                              window_key="attention_window_size",
+                              block_types_key=("block_types", (
+                                  ("recurrent", "linear_attention"),
+                                  ("attention", "sliding_attention")))),
+    "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed"),
+    "zamba2": Family(nope_types=_LINEAR, attention_types=frozenset({"hybrid"}),
+                     rope_switch=("use_mem_rope", False),
+                     block_types_key=("layers_block_type", (
+                         ("linear_attention", "linear_attention"), ("hybrid", "hybrid")))),
+    "zaya": Family(attention_types=frozenset({"hybrid"}), layer_pattern="listed"),
+    "unlimited_ocr_text": Family(attention_types=frozenset({"reference_sliding_attention"}),
+                                 layer_pattern="listed"),
+    # --- interleaved pairs -----------------------------------------------------------------
+    "cohere": _INTERLEAVED,
     "ernie4_5": _INTERLEAVED,
     "ernie4_5_moe": _INTERLEAVED,
+    "ernie4_5_vl_moe_text": _INTERLEAVED,
+    "glm_ocr_text": _INTERLEAVED,
+    "helium": _INTERLEAVED,
     "glm": Family(layout="interleaved", partial_rotary_factor=0.5),
     "glm4": Family(layout="interleaved", partial_rotary_factor=0.5),
-    "gptj": Family(layout="interleaved"),
+    "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim"),
+    "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim"),
+    # --- MLA: a decoupled rope slice at the end of each head ------------------------------
     "deepseek_v2": _MLA,
     "deepseek_v3": _MLA,
-    "qwen3_next": _LINEAR_HYBRID,
+    "glm4_moe_lite": _MLA,
+    "youtu": _MLA,
+    "axk1": _MLA,
+    # --- partial rotation ----------------------------------------------------------------
     "gpt_neox": Family(partial_rotary_factor=0.25),
+    "minimax_m3_vl_text": _LLAMA,
+    # --- refused ---------------------------------------------------------------------------
+    "nanochat": Family(refuse="its rotate_half flips the signs (x2, -x1), so it rotates by "
+                              "-theta; posenc rotates by +theta as RoFormer and Llama do"),
+    "hrm_text": Family(refuse="the hierarchical reasoning model applies its layer stacks "
+                              "recurrently; num_hidden_layers is not the layer list"),
+    "longcat_flash": Family(refuse="each layer holds two MLA attention blocks; posenc "
+                                   "lists one spec per layer"),
+    "dory": Family(refuse="its layer list interleaves attention and recurrent MLP blocks "
+                           "(n_input_layers, n_recurrent_layers, n_output_layers) that "
+                           "num_hidden_layers does not describe"),
+    "glm4_moe": Family(layout="interleaved", partial_rotary_factor=0.5),
+    "ministral3": Family(query_scale_key="llama_4_scaling_beta",
+                         ignored_keys=(("max_position_embeddings",
+                                        "kept in the RoPE dict; the rotary module reads the "
+                                        "top-level value"),)),
+    "mistral4": Family(refuse="its default rotary module builds frequencies for the whole "
+                              "128-channel head while the attention rotates the 64-channel "
+                              "rope slice; posenc has not pinned down which frequencies that "
+                              "slice gets"),
+    "idefics": Family(refuse="the sweep cannot observe its attention on the meta device, "
+                             "so posenc has not checked it against transformers"),
 })
 
 

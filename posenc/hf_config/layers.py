@@ -72,11 +72,14 @@ def _model_type(d: dict) -> str:
 
 
 def _every(d: dict, n: int, rule: tuple) -> list[str]:
-    _, key, default, offset = rule
+    _, key, default, offset, other = rule
     every = d.get(key, default) if key else default
+    if every is None:
+        every = default
+    if isinstance(every, str):  # EXAONE's "LLLG": L local (sliding), G global
+        return ["full_attention" if every[i % len(every)] == "G" else other for i in range(n)]
     every = check_int(f"config[{key!r}]" if key else "layer pattern", every, minimum=1)
-    return ["full_attention" if (i + 1 + offset) % every == 0 else "sliding_attention"
-            for i in range(n)]
+    return ["full_attention" if (i + 1 + offset) % every == 0 else other for i in range(n)]
 
 
 def layer_types(config) -> list[str]:
@@ -101,17 +104,28 @@ def _layer_types(d: dict, fam: Family) -> list[str]:
     n = check_int("config['num_hidden_layers']", d["num_hidden_layers"], minimum=1)
     if d.get("layer_types"):
         types = list(d["layer_types"])
+    elif fam.attention_index_key:
+        attn = set(d.get(fam.attention_index_key) or ())
+        types = ["full_attention" if i in attn else "linear_attention" for i in range(n)]
     elif fam.block_types_key and d.get(fam.block_types_key[0]):
         key, mapping = fam.block_types_key
         table = dict(mapping)
+        blocks = list(d[key])
         types = []
-        for i, block in enumerate(d[key]):
+        for i in range(n):
+            block = blocks[i % len(blocks)]  # RecurrentGemma repeats its block pattern
             if block not in table:
                 raise ValueError(f"config[{key!r}][{i}] = {block!r} is not one of {sorted(table)}")
             types.append(table[block])
+    elif fam.layer_pattern == "listed":
+        raise ValueError(
+            f"config of model_type {d['model_type']!r} has no 'layer_types'; posenc does not "
+            "encode this family's default layer pattern, so it needs the list"
+        )
     elif fam.layer_pattern is not None:
         types = _every(d, n, fam.layer_pattern)
-    elif d.get(fam.window_key) is not None and d.get("use_sliding_window", True):
+    elif fam.window_key and d.get(fam.window_key) is not None \
+            and d.get("use_sliding_window", True):
         types = ["sliding_attention"] * n
     else:
         types = ["full_attention"] * n
@@ -126,6 +140,11 @@ def _layer_types(d: dict, fam: Family) -> list[str]:
 def _rope_flags(d: dict, fam: Family, types: list[str]) -> list[bool]:
     n = len(types)
     flags = [t not in fam.nope_types for t in types]
+    if fam.rope_switch is not None and not d.get(*fam.rope_switch):
+        flags = [False] * n
+    if fam.nope_index_key:
+        off = set(d.get(fam.nope_index_key) or ())
+        flags = [f and i not in off for i, f in enumerate(flags)]
     if fam.nope_flags is not None:
         key, interval_key, default = fam.nope_flags
         listed = d.get(key)
@@ -137,7 +156,7 @@ def _rope_flags(d: dict, fam: Family, types: list[str]) -> list[bool]:
             raise ValueError(f"config[{key!r}] has {len(listed)} entries for {n} layers")
         flags = [f and bool(x) for f, x in zip(flags, listed[:n], strict=True)]
     for i, (t, f) in enumerate(zip(types, flags, strict=True)):
-        if f and t not in ATTENTION_TYPES:
+        if f and t not in ATTENTION_TYPES | fam.attention_types:
             raise ValueError(
                 f"layer {i} has layer type {t!r}, which posenc's record for "
                 f"{d['model_type']!r} does not know: it cannot tell whether it uses RoPE"
@@ -177,7 +196,6 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
     fam = family(_model_type(d))
     types = _layer_types(d, fam)
     flags = _rope_flags(d, fam, types)
-    window = d.get(fam.window_key)
     temperature = None
     if fam.query_temperature and d.get("attn_temperature_tuning", True):
         temperature = (int(d.get("floor_scale", 8192)), float(d.get("attn_scale", 0.1)))
@@ -186,20 +204,25 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         # Llama4TextConfig: RoPE layers attend within chunks, NoPE layers globally
         types = ["chunked_attention" if f else "full_attention" for f in flags]
     _, _, nested = _per_type(d)
-    cache: dict[str, tuple] = {}
+    per_layer = {int(k): dict(v) for k, v in (d.get("per_layer_config") or {}).items()}
+    cache: dict[tuple, tuple] = {}
     specs = []
     for i, (lt, uses) in enumerate(zip(types, flags, strict=True)):
-        sw = window + fam.window_offset if lt == "sliding_attention" and window else None
+        over = per_layer.get(i, {})
+        di = {**d, **over} if over else d
+        w = di.get(fam.window_key) if fam.window_key else None
+        w = w // fam.window_divisor if w is not None else None
+        sw = w + fam.window_offset if lt == "sliding_attention" and w else None
         if not uses:
             specs.append(LayerSpec(lt, False, None, 1.0, sw, temperature,
-                                   head_dim=_type_head_dim(d, fam, lt)))
+                                   head_dim=_type_head_dim(di, fam, lt)))
             continue
-        key = lt if (nested or fam.flat_rope_types or fam.type_bases or fam.type_head_dim) \
-            else ""
+        per_type = nested or fam.flat_rope_types or fam.type_bases or fam.type_head_dim
+        key = (lt if per_type else "", tuple(sorted((k, str(v)) for k, v in over.items())))
         if key not in cache:
-            lt_arg = lt if key else None
-            p = rope_parameters(d, layer_type=lt_arg)
-            inv, att = rope_from_config(d, layer_type=lt_arg, seq_len=seq_len, dtype=dtype)
+            lt_arg = lt if per_type else None
+            p = rope_parameters(di, layer_type=lt_arg)
+            inv, att = rope_from_config(di, layer_type=lt_arg, seq_len=seq_len, dtype=dtype)
             cache[key] = (p, inv, att)
         p, inv, att = cache[key]
         channels = "spread" if p["rope_type"] == "proportional" else fam.channels

@@ -274,8 +274,8 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
     head_dim = _head_dim(d, fam, layer_type)
     if rope_type == "proportional":
         rotary_dim = 2 * int(prf * head_dim // 2)
-    elif d.get("rotary_dim") is not None:
-        rotary_dim = _number("config", "rotary_dim", d["rotary_dim"], integer=True)
+    elif fam.rotary_dim_key and d.get(fam.rotary_dim_key) is not None:
+        rotary_dim = _number("config", fam.rotary_dim_key, d[fam.rotary_dim_key], integer=True)
     else:
         rotary_dim = int(head_dim * prf)
     if rotary_dim % 2 or not 0 < rotary_dim <= head_dim and rope_type != "proportional":
