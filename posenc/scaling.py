@@ -572,7 +572,9 @@ def llama3(head_dim: int, factor: float, original_max_position_embeddings: int, 
         factor: ``s >= 1`` (8 for Llama 3.1, 32 for Llama 3.2 1B/3B).
         original_max_position_embeddings: ``L >= 1`` (8192 for Llama 3).
         base: ``rope_theta`` (default 10000 like every method here; Llama 3 uses 500000).
-        low_freq_factor, high_freq_factor: ``0 < low < high`` (defaults 1 and 4).
+        low_freq_factor, high_freq_factor: ``0 < low <= high`` (defaults 1 and 4). Equal
+            factors (Llama 4 Scout ships 1 and 1) leave the middle band empty: every pair is
+            either kept or divided by ``s``, split at ``λ_i = L/low_freq_factor``.
         rotary_dim: ``r`` (default ``d``).
         dtype: float32 or float64.
 
@@ -580,7 +582,7 @@ def llama3(head_dim: int, factor: float, original_max_position_embeddings: int, 
         ``(inv_freq (r/2,), 1.0)``.
 
     Raises:
-        ValueError: ``factor < 1``, ``low_freq_factor <= 0``, ``high_freq_factor <=
+        ValueError: ``factor < 1``, ``low_freq_factor <= 0``, ``high_freq_factor <
             low_freq_factor``, odd dims, ``L < 1``, bad dtype.
 
     Source: the ``apply_scaling`` function of Meta's Llama 3.1 reference code (the models are
@@ -592,15 +594,18 @@ def llama3(head_dim: int, factor: float, original_max_position_embeddings: int, 
     L = _length("original_max_position_embeddings", original_max_position_embeddings)
     low = check_real("low_freq_factor", low_freq_factor, gt=0.0)
     high = check_real("high_freq_factor", high_freq_factor, gt=0.0)
-    if not high > low:
+    if not high >= low:
         raise ValueError(
-            f"high_freq_factor must be > low_freq_factor, got low_freq_factor={low:g}, "
+            f"high_freq_factor must be >= low_freq_factor, got low_freq_factor={low:g}, "
             f"high_freq_factor={high:g}"
         )
     dtype = _dtype(dtype)
     theta = _theta(head_dim, base, r)
     wavelen = 2 * math.pi / theta
-    mu = torch.clamp((L / wavelen - low) / (high - low), 0.0, 1.0)
+    if high == low:  # no middle band: a step at λ = L/low
+        mu = (wavelen <= L / low).to(theta.dtype)
+    else:
+        mu = torch.clamp((L / wavelen - low) / (high - low), 0.0, 1.0)
     inv_freq = (1.0 - mu) * theta / factor + mu * theta
     return inv_freq.to(dtype), 1.0
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 
 #: Positions the tables are compared at (float32 angles: tolerance below scales with them).
-POSITIONS = torch.tensor([[0, 1, 2, 5, 17, 100, 1000, 4095]])
+POSITIONS = torch.tensor([[0, 1, 2, 5, 17, 100, 1000, 2047]])
 #: Class-name words of rotary modules that do not belong to a text model.
 NON_TEXT = ("Vision", "Audio", "ViT", "DiT", "SaProt", "Encoder", "Speech")
 #: transformers' task mappings whose models read text (a family is a text family if its
@@ -168,6 +168,11 @@ class Untraceable(Exception):
     """The sweep could not run a family's layers on the meta device (says why)."""
 
 
+class NotBuildable(Untraceable):
+    """transformers itself fails to build the family's rotary module or model from its own
+    default config (a default that needs a checkpoint's values)."""
+
+
 @dataclass
 class LayerTruth:
     """What one layer of a ``transformers`` model did: its rope calls, window and tables."""
@@ -197,7 +202,7 @@ def observe(text) -> list[LayerTruth | None]:
     cls = _base_model_class(text, module)
     if cls is None:
         raise Untraceable(f"no base model class for {text.model_type}")
-    rotary = None
+    rotary, err = None, "no text rotary class"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for c in rotary_classes(module):
@@ -207,12 +212,12 @@ def observe(text) -> list[LayerTruth | None]:
             except Exception as e:  # noqa: BLE001
                 err = e
         if rotary is None:
-            raise Untraceable(f"rotary module: {err!r}"[:200])
+            raise NotBuildable(f"rotary module: {err!r}"[:200])
         try:
             with torch.device("meta"):
                 model = cls(_slim(text))
         except Exception as e:  # noqa: BLE001
-            raise Untraceable(f"model: {e!r}"[:200]) from None
+            raise NotBuildable(f"model: {e!r}"[:200]) from None
     layers = max((m for m in model.modules() if isinstance(m, torch.nn.ModuleList)),
                  key=len, default=None)
     if layers is None:
@@ -229,8 +234,7 @@ def observe(text) -> list[LayerTruth | None]:
             continue
         lt = types_[i] if types_ and takes_type else None
         if lt not in tables:
-            x = torch.zeros(1, s, 1)
-            tables[lt] = rotary(x, POSITIONS, layer_type=lt) if lt else rotary(x, POSITIONS)
+            tables[lt] = _tables(rotary, lt)
         got = tables[lt]
         cos, sin = (got, None) if isinstance(got, torch.Tensor) else got  # Llama 4: freqs_cis
         params = inspect.signature(att.forward).parameters
@@ -241,9 +245,15 @@ def observe(text) -> list[LayerTruth | None]:
                                                                    sin.to("meta"))
             elif name == "position_ids":
                 kwargs[name] = POSITIONS.to("meta")
+            elif name == "attention_mask":  # an all-visible additive mask
+                kwargs[name] = torch.zeros(1, 1, s, s, device="meta")
+            elif name.endswith("_states") and p.default is inspect.Parameter.empty:
+                kwargs[name] = {}  # Gemma 4's shared_kv_states: nothing shared yet
             elif p.default is inspect.Parameter.empty and p.kind in (
                     p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                 kwargs[name] = None
+        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            kwargs.setdefault("position_ids", POSITIONS.to("meta"))
         hidden = torch.empty(1, s, text.hidden_size, device="meta")
         calls, windows = [], []
         with _recording(module, calls, windows), warnings.catch_warnings():
@@ -254,6 +264,22 @@ def observe(text) -> list[LayerTruth | None]:
                 raise Untraceable(f"layer {i} {type(att).__name__}: {e!r}"[:300]) from None
         window = windows[0] if windows else getattr(att, "sliding_window", None)
         out.append(LayerTruth(calls, window, cos, sin))
+    return out
+
+
+def _tables(rotary, layer_type):
+    """The rotary module's tables at :data:`POSITIONS` (M-RoPE modules get the same
+    positions on every axis, which is 1-D RoPE)."""
+    x = torch.zeros(1, POSITIONS.shape[1], 1)
+    extra = {"layer_type": layer_type} if layer_type else {}
+    try:
+        out = rotary(x, POSITIONS, **extra)
+    except (RuntimeError, IndexError, ValueError):
+        out = rotary(x, POSITIONS.expand(3, 1, -1), **extra)
+    if isinstance(out, tuple) and len(out) == 2 and not out[0].is_complex():
+        a, b = out
+        if bool((a[..., 0, :] == 0).all()) and not bool((b[..., 0, :] == 0).all()):
+            out = (b, a)  # GPT-J and CodeGen return (sin, cos): sin is 0 at position 0
     return out
 
 
@@ -281,7 +307,11 @@ def _replay(call, cos, sin):
             inputs.append(t)
     out = fn(*bound.args, **bound.kwargs)
     out = [out] if isinstance(out, torch.Tensor) else list(out)
-    return inputs, out[: len(inputs)], bound.arguments.get("unsqueeze_dim", 1)
+    unsq = bound.arguments.get("unsqueeze_dim")
+    if unsq is None:  # no argument: (b, s, h, d) inputs (Llama 4) put the sequence at 1
+        s = POSITIONS.shape[1]
+        unsq = 2 if inputs and inputs[0].shape[1] == s and inputs[0].shape[2] != s else 1
+    return inputs, out[: len(inputs)], unsq
 
 
 def _expected(t, spec, unsqueeze_dim):

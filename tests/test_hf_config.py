@@ -389,9 +389,15 @@ def test_bad_layer_type_and_config_kind():
     with pytest.raises(TypeError, match="config must be a transformers config object"):
         H.rope_from_config([1, 2])
     with pytest.raises(ValueError, match="no head_dim"):
-        H.rope_from_config({"rope_theta": 1e4})
+        H.rope_from_config({"model_type": "llama", "rope_theta": 1e4})
     with pytest.raises(ValueError, match="num_hidden_layers"):
-        H.layer_specs({"hidden_size": 64, "num_attention_heads": 2})
+        H.layer_specs({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 2})
+    with pytest.raises(ValueError, match="no 'model_type'"):
+        H.layer_specs({"hidden_size": 64, "num_attention_heads": 2, "num_hidden_layers": 2})
+    with pytest.raises(ValueError, match="model_type 'llama9' is not in"):
+        H.layer_specs(dict(LLAMA31_8B, model_type="llama9"))
+    with pytest.raises(ValueError, match="model_type 'nanochat' is refused: its rotate_half"):
+        H.layer_specs(dict(LLAMA31_8B, model_type="nanochat"))
     with pytest.raises(ValueError, match="layer_types'\\] has 2 entries for 24"):
         H.layer_specs(dict(GPT_OSS_20B, layer_types=["full_attention"] * 2))
 

@@ -455,7 +455,7 @@ def test_bad_input_every_method(name, kwargs, exc, match):
     (lambda: S.yarn_paper(128, 4.0, 4096, alpha=32.0, beta=1.0), "beta must be > alpha"),
     (lambda: S.yarn_paper(128, 4.0, 4096, alpha=-1.0), "alpha must be >= 0"),
     (lambda: S.llama3(128, 8.0, 8192, low_freq_factor=4.0, high_freq_factor=1.0),
-     "high_freq_factor must be > low_freq_factor"),
+     "high_freq_factor must be >= low_freq_factor"),
     (lambda: S.llama3(128, 8.0, 8192, low_freq_factor=0.0), "low_freq_factor must be > 0"),
     (lambda: S.dynamic_ntk(128, 2.0, 2048, seq_len=0), "seq_len must be an integer >= 1"),
     (lambda: S.ntk_aware(2, 2.0), "rotary_dim must be an integer >= 4"),
@@ -575,3 +575,15 @@ def test_proportional_differs_from_partial():
 def test_bad_input_longrope_proportional_default(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+@pytest.mark.parametrize("d,base,s,L", [(128, 500000.0, 16.0, 8192), (64, 10000.0, 8.0, 2048)])
+def test_llama3_equal_band_factors_match_transformers(d, base, s, L):
+    """Llama 4 Scout ships low_freq_factor == high_freq_factor == 1: no middle band."""
+    inv, att = S.llama3(d, s, L, base=base, low_freq_factor=1.0, high_freq_factor=1.0)
+    ref, ref_att = hf("llama3", d, base, 1.0, int(s * L), factor=s, low_freq_factor=1.0,
+                      high_freq_factor=1.0, original_max_position_embeddings=L)
+    assert torch.isfinite(ref).all() and close(inv, ref) and att == ref_att == 1.0
+    theta = S.default(d, base=base)[0]
+    kept = (2 * math.pi / theta) < L
+    assert torch.equal(inv[kept], theta[kept]) and close(inv[~kept], theta[~kept] / s)

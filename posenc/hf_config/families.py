@@ -90,6 +90,8 @@ class Family:
         ignored_keys: RoPE-dict keys ``transformers`` accepts but this family's code never
             reads, with the reason (reported in :class:`~posenc.hf_config.LayerSpec`'s
             ``ignored`` field instead of raised).
+        aliases: ``((standard key, family key), …)`` — the config class's
+            ``attribute_map`` (GPT-J's ``n_layer`` for ``num_hidden_layers``).
         refuse: a reason why ``posenc`` cannot represent this family; reading it raises.
         note: a remark for the atlas (e.g. where ``transformers`` looks wrong against the
             paper or reference code).
@@ -120,6 +122,7 @@ class Family:
     query_scale_key: str | None = None
     values_rotated: bool = False
     ignored_keys: tuple[tuple[str, str], ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
     refuse: str | None = None
     note: str = ""
     extra: dict = field(default_factory=dict, compare=False, repr=False)
@@ -130,12 +133,18 @@ _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_h
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
 _GEMMA3 = Family(layer_pattern=("every", "sliding_window_pattern", 6, 0, "sliding_attention"),
+                 flat_rope_types=frozenset({"full_attention"}),
                  type_bases=(("sliding_attention", "rope_local_base_freq", 10_000.0),
                              ("full_attention", "rope_theta", 1_000_000.0)))
 _SLIDING_NOPE_GLOBAL = Family(
     layer_pattern=("every", "sliding_window_pattern", 4, 0, "sliding_attention"),
     nope_types=frozenset({"full_attention"}))
 _LINEAR = frozenset({"linear_attention"})
+_GPT2_KEYS = (("max_position_embeddings", "n_positions"), ("hidden_size", "n_embd"),
+              ("num_attention_heads", "n_head"), ("num_hidden_layers", "n_layer"))
+_DSA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
+              full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
+              attention_types=frozenset({"indexed_attention"}), layer_pattern="listed")
 _NOPE_FULL = frozenset({"full_attention"})
 
 #: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
@@ -143,22 +152,29 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     # --- Llama-like: every layer RoPE, half layout, whole head -------------------------
     **{name: _LLAMA for name in (
         "apertus", "apertus1p5_text", "arcee", "aria_text", "bitnet", "cosmos3_edge_text",
-        "cwm", "diffllama", "doge", "emu3_text_model", "esmc", "eurobert", "falcon_h1",
+        "diffllama", "doge", "emu3_text_model", "esmc", "eurobert", "falcon_h1",
         "flex_olmo", "gemma", "gpt_neox_japanese", "granite", "granite_docling_text",
-        "granite_swa", "granitemoe", "granitemoe_swa", "granitemoeshared", "gte",
-        "hy_v3", "hyperclovax", "jais2", "jina_embeddings_v3", "kolibri1", "laguna",
-        "lfm2", "llama", "mellum", "mimo_v2_flash", "minicpm3", "minimax_m2", "mistral",
-        "mixtral", "molmo2_text", "muse_glimmer_text", "muse_spark_text", "nomic_bert",
+        "granitemoe", "granitemoeshared", "gte",
+        "hy_v3", "hyperclovax", "jais2", "jina_embeddings_v3",
+        "lfm2", "llama", "minicpm3", "minimax_m2", "mistral",
+        "mixtral", "molmo2_text", "nomic_bert",
         "olmo", "olmo2", "olmoe", "paddleocr_vl_text", "persimmon", "phi",
         "phi4_multimodal", "phi3", "phimoe", "qwen2", "qwen2_5_omni_text",
         "qwen2_5_vl_text", "qwen2_moe", "qwen2_vl_text", "qwen3", "qwen3_moe",
         "qwen3_vl_moe_text", "qwen3_vl_text", "seed_oss", "solar_open", "stablelm",
         "starcoder2", "step3p5", "step3p7", "timesfm2_5",
-        "vaultgemma", "voxtral_realtime_text",
+        "voxtral_realtime_text", "falcon", "modernbert-decoder",
     )},
     # --- sliding / full patterns ---------------------------------------------------------
+    **{name: Family(layer_pattern="listed") for name in (
+        "cwm", "granite_swa", "granitemoe_swa", "laguna", "mellum", "mimo_v2_flash",
+        "muse_glimmer_text", "muse_spark_text", "vaultgemma",
+    )},
     "gemma2": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
+    "gemma4_text": Family(layer_pattern=("every", None, 6, 0, "sliding_attention"),
+                          last_layer_full=True,
+                          type_head_dim=(("full_attention", "global_head_dim", 512),)),
     "gpt_oss": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
     "olmo3": Family(layer_pattern=("every", None, 4, 0, "sliding_attention"),
                     flat_rope_types=_NOPE_FULL),
@@ -187,6 +203,9 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "kolibri1": Family(nope_types=_NOPE_FULL,
                        layer_pattern=("every", None, 5, 0, "sliding_attention")),
     "mllama_text_model": Family(nope_index_key="cross_attention_layers"),
+    "llama4_text": Family(layout="interleaved",
+                          nope_flags=("no_rope_layers", "no_rope_layer_interval", 4),
+                          query_temperature=True),
     # --- linear-attention / SSM hybrids (no positions in those blocks) ------------------
     "qwen3_next": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
                          layer_pattern=("every", "full_attention_interval", 4, 0,
@@ -233,14 +252,23 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "helium": _INTERLEAVED,
     "glm": Family(layout="interleaved", partial_rotary_factor=0.5),
     "glm4": Family(layout="interleaved", partial_rotary_factor=0.5),
-    "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim"),
-    "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim"),
+    "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
+    "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
     # --- MLA: a decoupled rope slice at the end of each head ------------------------------
     "deepseek_v2": _MLA,
     "deepseek_v3": _MLA,
     "glm4_moe_lite": _MLA,
     "youtu": _MLA,
     "axk1": _MLA,
+    # --- DeepSeek sparse attention (an indexer picks the keys; MLA rope slice) ------------
+    "deepseek_v32": _DSA,
+    "glm_moe_dsa": _DSA,
+    "axk2": _DSA,
+    "mistral_large4_text": Family(
+        layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
+        full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
+        attention_types=frozenset({"indexed_attention"}), layer_pattern="listed",
+        nope_flags=("no_rope_layers", "no_rope_layer_interval", 4)),
     # --- partial rotation ----------------------------------------------------------------
     "gpt_neox": Family(partial_rotary_factor=0.25),
     "minimax_m3_vl_text": _LLAMA,
@@ -275,6 +303,8 @@ def family(model_type: str) -> Family:
         ValueError: ``model_type`` is not in :data:`FAMILIES` (the message names it), or
             the family is one ``posenc`` refuses (the message gives the reason).
     """
+    if not model_type:
+        raise ValueError("config has no 'model_type'; posenc reads a family by its model_type")
     rec = FAMILIES.get(model_type)
     if rec is None:
         raise ValueError(

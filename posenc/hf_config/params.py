@@ -49,7 +49,7 @@ import torch
 
 from .. import scaling
 from .._checks import check_int
-from .families import family
+from .families import FAMILIES, family
 
 __all__ = ["ROPE_KEYS", "rope_from_config", "rope_parameters"]
 
@@ -75,6 +75,10 @@ def _as_dict(config) -> dict:
         text = d.get("text_config")
         if isinstance(text, Mapping) and "num_attention_heads" not in d:
             d = copy.deepcopy(dict(text))
+        rec = FAMILIES.get(str(d.get("model_type", "")))
+        for key, alias in (rec.aliases if rec else ()):  # GPT-J's n_layer, n_head, ...
+            if d.get(key) is None and d.get(alias) is not None:
+                d[key] = d[alias]
         return d
     if hasattr(config, "to_dict"):
         if hasattr(config, "get_text_config"):
@@ -115,7 +119,7 @@ def _per_type(d: dict) -> tuple[str, dict, bool]:
     a base per type read from its own key (:attr:`Family.type_bases`: Gemma 3, ModernBERT),
     or a head width per type (:attr:`Family.type_head_dim`: Gemma 4).
     """
-    from .families import family
+    from .families import FAMILIES, family
 
     key, raw = _rope_source(d)
     nested = _nested(d, raw)
