@@ -415,9 +415,8 @@ def mrope_position_ids(
     video's ``video_time_interval``; 1 for images). The text after it starts at:
 
     * ``text_after_vision="max"`` — one past the largest id used so far (the rule of the
-      Qwen2-VL paper, of the original Qwen2-VL/Qwen2.5-VL code and of earlier
-      ``transformers`` releases, i.e. the rule the checkpoints were trained with; use it
-      when porting);
+      Qwen2-VL paper, of the Qwen team's reference code and of ``transformers`` up to 5.2;
+      use it when porting);
     * ``"hw"`` — ``p + max(H, W)``, as ``transformers`` 5.24's ``get_rope_index`` does (a
       change reported against 5.3.0 in transformers#45381; 4.57.1 and 5.2.0 use
       ``max + 1``); use it only for bit-for-bit parity with 5.24. The two agree for images
