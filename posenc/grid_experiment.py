@@ -9,12 +9,15 @@ independent. At every patch that has a patch below it, output the token of that 
 that matters is the same on every grid size; a larger test grid adds rows and columns
 never seen in training.
 
-Five ways to give the patches positions, each in the same one-layer, one-head attention
+Six ways to give the patches positions, each in the same one-layer, one-head attention
 model (:class:`GridAttention`):
 
 * ``"raster_rope"`` — 1-D RoPE on the raster index ``h·W + w`` (:func:`posenc.rope.apply_rope`);
 * ``"axial_rope"`` — axial 2-D RoPE, half the pairs on ``h`` and half on ``w``
   (:func:`posenc.multi_axis.apply_multi_axis_rope`);
+* ``"mixed_rope"`` — RoPE-Mixed (Heo et al., 2024): pair ``i`` turns by ``⟨ω_i, (h, w)⟩``
+  with learned frequency vectors ``ω_i``, initialised as the reference code does
+  (:func:`posenc.rope_mixed.mixed_inv_freq`, magnitude base 10, a random direction);
 * ``"learned_2d"`` — a learned ``(H, W, d)`` table added to the inputs, resized bilinearly
   to a larger grid at test time, as ViT does (Dosovitskiy et al., 2021, section 3.2);
 * ``"alibi_1d"`` — ALiBi's bias ``−m·|i − j|`` on the raster index (Press et al., 2022, in
@@ -52,8 +55,9 @@ from torch import nn
 from ._checks import check_choice, check_int
 from .multi_axis import apply_multi_axis_rope, axial_inv_freq, grid_positions
 from .rope import apply_rope, rope_inv_freq
+from .rope_mixed import apply_mixed_rope, mixed_inv_freq
 
-SCHEMES = ("raster_rope", "axial_rope", "learned_2d", "alibi_1d", "alibi_2d")
+SCHEMES = ("raster_rope", "axial_rope", "learned_2d", "alibi_1d", "alibi_2d", "mixed_rope")
 
 __all__ = [
     "FULL",
@@ -181,6 +185,9 @@ class GridAttention(nn.Module):
             self.table = nn.Parameter(0.02 * torch.randn(*self.train_grid, d))
         if scheme in ("alibi_1d", "alibi_2d"):
             self.log_slope = nn.Parameter(torch.zeros(()))  # slope m = 1 at the start
+        if scheme == "mixed_rope":  # the reference's init: one random direction per head
+            angle = float(torch.rand(())) * 2 * math.pi
+            self.mixed_freqs = nn.Parameter(mixed_inv_freq(d, theta=10.0, angle=angle))
 
     def distances(self, grid) -> torch.Tensor:
         """``(H·W, H·W)`` distances the ALiBi schemes penalise, in patches.
@@ -221,6 +228,10 @@ class GridAttention(nn.Module):
             pos = grid_positions((H, W)).to(x.device)
             q = apply_multi_axis_rope(q, pos, self.inv_freq_2d, self.axis_of_pair)
             k = apply_multi_axis_rope(k, pos, self.inv_freq_2d, self.axis_of_pair)
+        elif self.scheme == "mixed_rope":
+            pos = grid_positions((H, W)).to(x.device)
+            q = apply_mixed_rope(q, pos, self.mixed_freqs)
+            k = apply_mixed_rope(k, pos, self.mixed_freqs)
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
         if self.scheme in ("alibi_1d", "alibi_2d"):
             scores = scores - self.log_slope.exp() * self.distances((H, W)).to(x.device)

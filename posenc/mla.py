@@ -52,7 +52,8 @@ def kv_cache_elements(num_key_value_heads: int, head_dim: int, v_head_dim: int |
         The element count (multiply by bytes per element and by layers for memory).
 
     Raises:
-        ValueError / TypeError: a non-integer or non-positive argument.
+        ValueError: a non-positive argument.
+        TypeError: a non-integer argument.
 
     Source: DeepSeek-V2 (DeepSeek-AI, 2024), Table 1 (``2 n_h d_h l`` for MHA,
     ``2 n_g d_h l`` for GQA, per token over ``l`` layers).
@@ -74,7 +75,8 @@ def mla_cache_elements(kv_lora_rank: int, qk_rope_head_dim: int) -> int:
         ``d_c + d_r``.
 
     Raises:
-        ValueError / TypeError: a non-integer or out-of-range argument.
+        ValueError: an argument out of range.
+        TypeError: a non-integer argument.
 
     Source: DeepSeek-V2, Table 1 (``(d_c + d_h^R) l``); matches what ``transformers``'
     ``DeepseekV3Attention`` passes to ``cache.update`` (``kv_nope`` of width

@@ -44,7 +44,8 @@ def full_turns(inv_freq: torch.Tensor, length: int) -> torch.Tensor:
         complete a period within ``L``.
 
     Raises:
-        ValueError / TypeError: ``inv_freq`` not a 1-D float tensor; ``length < 1``.
+        ValueError: ``inv_freq`` not 1-D; ``length < 1``.
+        TypeError: ``inv_freq`` not a float32/float64 tensor; a non-integer ``length``.
 
     Source: the wavelength ``λ_i = 2π/θ_i`` of RoFormer (Su et al., 2024), section 3.2.
     """
@@ -64,7 +65,8 @@ def similar_token_margin(distances, inv_freq: torch.Tensor) -> torch.Tensor:
         ``(n,)`` tensor in ``inv_freq``'s dtype; ``B_0 = P``.
 
     Raises:
-        ValueError / TypeError: bad ``inv_freq``; non-integer distances.
+        ValueError: ``inv_freq`` not 1-D.
+        TypeError: ``inv_freq`` not a float tensor; non-integer distances.
 
     Source: Men et al. (2024), "Base of RoPE Bounds Context Length", section 4 (the
     long-term decay of the ability to attend more to similar tokens).
@@ -88,7 +90,8 @@ def min_similar_token_margin(context_length: int, inv_freq: torch.Tensor, *,
         The minimum as a Python float.
 
     Raises:
-        ValueError / TypeError: bad ``inv_freq`` or ``context_length``.
+        ValueError: ``inv_freq`` not 1-D; ``context_length < 0``.
+        TypeError: ``inv_freq`` not a float tensor; a non-integer ``context_length``.
     """
     inv_freq = _check_inv_freq(inv_freq)
     L = check_int("context_length", context_length, minimum=0)

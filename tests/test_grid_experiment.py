@@ -128,6 +128,19 @@ def test_committed_results_match_full_config_and_the_chapter():
         assert s["alibi_1d"][grid][2] < 1.5 * chance
         assert 0.3 < s["alibi_2d"][grid][1] and s["alibi_2d"][grid][2] < 0.5
     assert s["alibi_2d"]["8x8"][0] - s["alibi_2d"]["16x16"][0] < 0.05
+    for grid in ("8x8", "12x12", "16x16"):  # RoPE-Mixed: relative, like axial RoPE
+        assert s["mixed_rope"][grid][1] >= 0.99
+
+
+def test_mixed_rope_learns_its_frequency_vectors():
+    from posenc.rope_mixed import mixed_inv_freq
+
+    torch.manual_seed(0)
+    model = GridAttention("mixed_rope", GridConfig())
+    assert model.mixed_freqs.requires_grad and model.mixed_freqs.shape == (16, 2)
+    # the reference initialisation: magnitudes 10^(-4j/32), two orthogonal directions
+    norms = model.mixed_freqs.detach().norm(dim=-1)
+    torch.testing.assert_close(norms, mixed_inv_freq(32, angle=0.3).norm(dim=-1))
 
 
 def test_alibi_distances():
