@@ -9,21 +9,34 @@ independent. At every patch that has a patch below it, output the token of that 
 that matters is the same on every grid size; a larger test grid adds rows and columns
 never seen in training.
 
-Three ways to give the patches positions, each in the same one-layer, one-head attention
+Six ways to give the patches positions, each in the same one-layer, one-head attention
 model (:class:`GridAttention`):
 
 * ``"raster_rope"`` — 1-D RoPE on the raster index ``h·W + w`` (:func:`posenc.rope.apply_rope`);
 * ``"axial_rope"`` — axial 2-D RoPE, half the pairs on ``h`` and half on ``w``
   (:func:`posenc.multi_axis.apply_multi_axis_rope`);
+* ``"mixed_rope"`` — RoPE-Mixed (Heo et al., 2024): pair ``i`` turns by ``⟨ω_i, (h, w)⟩``
+  with learned frequency vectors ``ω_i``, initialised as the reference code does
+  (:func:`posenc.rope_mixed.mixed_inv_freq`, magnitude base 10, a random direction);
 * ``"learned_2d"`` — a learned ``(H, W, d)`` table added to the inputs, resized bilinearly
-  to a larger grid at test time, as ViT does (Dosovitskiy et al., 2021, section 3.2).
+  to a larger grid at test time, as ViT does (Dosovitskiy et al., 2021, section 3.2);
+* ``"alibi_1d"`` — ALiBi's bias ``−m·|i − j|`` on the raster index (Press et al., 2022, in
+  the symmetric non-causal form of :func:`posenc.alibi.alibi_bias`);
+* ``"alibi_2d"`` — a 2-D distance bias ``−m·(|Δh| + |Δw|)`` (Manhattan distance; CROMA's
+  2D-ALiBi, Fuller et al., 2023, uses the Euclidean distance, equally symmetric).
+
+The ALiBi arms have no position parameters but one: the slope ``m = exp(log_slope)``,
+learned from ``m = 1`` (with a single head, the fixed geometric slopes of Press et al.
+would give the one slope ``2⁻⁸``, a nearly flat bias). A distance bias is symmetric, so it
+cannot prefer the patch below to the patch above; that caps what these arms can reach.
 
 Protocol (as in :mod:`posenc.experiments`): every setting fixed before looking at the test
 grid; the same seeds, data order, step count and shared initial weights for every scheme;
 several seeds, reported as mean and range. Determinism: fixed seeds, one torch thread,
 data drawn on the CPU from seeded generators, results rounded to 4 decimals and written with
 sorted keys, so the command reproduces the committed file byte for byte (same torch
-version). The full run takes about a minute of one CPU core.
+version). The full run takes about a minute of CPU time on one core (about two minutes of
+wall time on a busy machine).
 """
 
 from __future__ import annotations
@@ -43,8 +56,9 @@ from torch import nn
 from ._checks import check_choice, check_int
 from .multi_axis import apply_multi_axis_rope, axial_inv_freq, grid_positions
 from .rope import apply_rope, rope_inv_freq
+from .rope_mixed import apply_mixed_rope, mixed_inv_freq
 
-SCHEMES = ("raster_rope", "axial_rope", "learned_2d")
+SCHEMES = ("raster_rope", "axial_rope", "learned_2d", "alibi_1d", "alibi_2d", "mixed_rope")
 
 __all__ = [
     "FULL",
@@ -141,11 +155,12 @@ class GridAttention(nn.Module):
 
     ``x = embedding(token) + c`` (``c`` a learned constant, so queries and keys can carry a
     content-free part), plus the learned table for ``"learned_2d"``; then ``q, k, v`` by
-    linear maps, RoPE on ``q, k`` for the RoPE schemes, softmax attention over every patch
+    linear maps, RoPE on ``q, k`` for the RoPE schemes, a distance bias ``−m·dist`` on the
+    scores for the ALiBi schemes (:meth:`distances`), softmax attention over every patch
     (no mask), and a linear read-out to token logits.
 
     Args:
-        scheme: ``"raster_rope"``, ``"axial_rope"`` or ``"learned_2d"`` (``SCHEMES``).
+        scheme: one of ``SCHEMES``.
         cfg: the :class:`GridConfig` (vocabulary, width, base, training grid).
 
     Shared parameters are created first and in the same order for every scheme, so one
@@ -169,6 +184,26 @@ class GridAttention(nn.Module):
         self.register_buffer("axis_of_pair", axis_of_pair, persistent=False)
         if scheme == "learned_2d":
             self.table = nn.Parameter(0.02 * torch.randn(*self.train_grid, d))
+        if scheme in ("alibi_1d", "alibi_2d"):
+            self.log_slope = nn.Parameter(torch.zeros(()))  # slope m = 1 at the start
+        if scheme == "mixed_rope":  # the reference's init: one random direction per head
+            angle = float(torch.rand(())) * 2 * math.pi
+            self.mixed_freqs = nn.Parameter(mixed_inv_freq(d, theta=10.0, angle=angle))
+
+    def distances(self, grid) -> torch.Tensor:
+        """``(H·W, H·W)`` distances the ALiBi schemes penalise, in patches.
+
+        ``"alibi_1d"``: ``|i − j|`` of the raster indices; ``"alibi_2d"``:
+        ``|Δh| + |Δw|``. Raises ``ValueError`` for the other schemes.
+        """
+        H, W = grid
+        if self.scheme == "alibi_1d":
+            idx = torch.arange(H * W)
+            return (idx[:, None] - idx[None, :]).abs().float()
+        if self.scheme == "alibi_2d":
+            hw = grid_positions((H, W))
+            return (hw[:, None, :] - hw[None, :, :]).abs().sum(-1).float()
+        raise ValueError(f"distances: scheme {self.scheme!r} has no distance bias")
 
     def position_table(self, grid) -> torch.Tensor:
         """The learned table for ``grid``: as trained, or resized bilinearly (ViT)."""
@@ -194,7 +229,14 @@ class GridAttention(nn.Module):
             pos = grid_positions((H, W)).to(x.device)
             q = apply_multi_axis_rope(q, pos, self.inv_freq_2d, self.axis_of_pair)
             k = apply_multi_axis_rope(k, pos, self.inv_freq_2d, self.axis_of_pair)
-        weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
+        elif self.scheme == "mixed_rope":
+            pos = grid_positions((H, W)).to(x.device)
+            q = apply_mixed_rope(q, pos, self.mixed_freqs)
+            k = apply_mixed_rope(k, pos, self.mixed_freqs)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if self.scheme in ("alibi_1d", "alibi_2d"):
+            scores = scores - self.log_slope.exp() * self.distances((H, W)).to(x.device)
+        weights = torch.softmax(scores, dim=-1)
         return self.out(weights @ v)
 
 

@@ -5,9 +5,9 @@ images, 3 for ``(t, h, w)`` video), ``d`` = ``head_dim``, ``r`` = rotary channel
 (``r <= d``, even), ``...`` any leading batch/head dims. A token's position is a vector of
 ``n`` integers, so positions have shape ``(..., s, n)``.
 
-Every multi-axis RoPE in use is one-axis RoPE (:mod:`posenc.rope`) with one change: rotary
-pair ``i`` reads its angle from the position along axis ``axis_of_pair[i]`` instead of from
-a single position::
+The multi-axis RoPEs of the models below are one-axis RoPE (:mod:`posenc.rope`) with one
+change: rotary pair ``i`` reads its angle from the position along axis ``axis_of_pair[i]``
+instead of from a single position::
 
     angle[..., j, i] = positions[..., j, axis_of_pair[i]] * inv_freq[i]      (radians)
 
@@ -22,8 +22,11 @@ so the ``r/2`` pairs are *shared out* between the axes. The schemes differ only 
   Qwen2.5-VL) or dealt out round-robin (Qwen3-VL's interleaved M-RoPE).
 
 The cos/sin tables are then laid out and applied exactly as in :func:`posenc.rope.apply_rope`
-(``layout="half"`` as ``transformers``, or ``"interleaved"``); angles are computed in
-``inv_freq``'s dtype (float32 or float64), never in the dtype of the tensor rotated.
+(``layout="half"`` as ``transformers``, or ``"interleaved"``). Not of this form: RoPE-Mixed
+(Heo et al., 2024), which turns pair ``i`` by ``⟨ω_i, p⟩`` with a learned frequency vector
+``ω_i`` over all axes (axial RoPE is the case of ``ω_i`` on a single axis). Angles are
+computed in ``inv_freq``'s dtype (float32 or float64), never in the dtype of the tensor
+rotated.
 :func:`mrope_position_ids` builds the ``(s, 3)`` position ids of a text + image + video
 sequence as Qwen2-VL's ``get_rope_index`` does.
 """
@@ -412,15 +415,21 @@ def mrope_position_ids(
     video's ``video_time_interval``; 1 for images). The text after it starts at:
 
     * ``text_after_vision="max"`` — one past the largest id used so far (the rule of the
-      Qwen2-VL paper, of the original Qwen2-VL/Qwen2.5-VL code and of earlier
-      ``transformers`` releases, i.e. the rule the checkpoints were trained with; use it
-      when porting);
-    * ``"hw"`` — ``p + max(H, W)``, as ``transformers`` 5.24's ``get_rope_index`` does; use
-      it only for bit-for-bit parity with 5.24. The two agree for images and for videos
-      with ``⌊(T−1)·Δt⌋ < max(H, W)``; for a longer video (common with Qwen2.5-VL, whose
-      ``Δt`` is 2 at 2 fps) ``"hw"`` lets the following text reuse ids of the video's time
-      axis, while 5.24's own ``rope_deltas`` still starts generation at ``max + 1`` — a
-      suspected regression. Qwen3-VL's ``(1, h, w)`` grids make the two rules agree.
+      Qwen2-VL paper, of the Qwen team's reference code and of ``transformers`` up to 5.2;
+      use it when porting);
+    * ``"hw"`` — ``p + max(H, W)``, as ``transformers`` 5.24's ``get_rope_index`` does (a
+      change reported against 5.3.0 in transformers#45381; 4.57.1 and 5.2.0 use
+      ``max + 1``); use it only for bit-for-bit parity with 5.24. The two agree for images
+      and for videos with ``⌊(T−1)·Δt⌋ < max(H, W)``; for a longer video (common with
+      Qwen2.5-VL, whose ``Δt`` is 2 at 2 fps) ``"hw"`` lets the following text reuse ids of
+      the video's time axis. Qwen3-VL's ``(1, h, w)`` grids make the two rules agree.
+
+    Generation in 5.24 adds two more numberings (``tests/test_qwen_vl_generation.py``):
+    ``model.generate()`` continues from the *last* prompt id + 1, while a cached forward
+    call without ``position_ids`` (or generation resumed from a cache) uses
+    ``rope_deltas``, i.e. ``max + 1``. Time ids: ``⌊k·Δt⌋``, as 5.24 computes them;
+    4.57.1 and 5.2.0 truncate ``second_per_grid_t`` to an integer *before* multiplying, so
+    they differ from both rules here when it is fractional.
 
     Args:
         token_types: ``(s,)`` integer modality per token: 0 text, 1 image, 2 video (the
@@ -428,8 +437,9 @@ def mrope_position_ids(
             image (video); put a text token (e.g. ``<|vision_end|>``) between two of them.
         image_grid_thw: ``(num_images, 3)`` patch grids ``(t, h, w)`` before merging, in
             order of appearance; integers ``>= 1``.
-        video_grid_thw: ``(num_videos, 3)`` likewise. For Qwen3-VL, which separates frames
-            by timestamp text, pass one row ``(1, h, w)`` per frame.
+        video_grid_thw: ``(num_videos, 3)`` likewise. For Qwen3-VL, which separates frame
+            groups (temporal patches) by timestamp text, pass one row ``(1, h, w)`` per
+            frame group.
         spatial_merge_size: patches merged per side before the language model (2 in every
             Qwen-VL); ``h`` and ``w`` must be multiples of it.
         video_time_interval: ``Δt``, temporal id step per video frame group: 1 for Qwen2-VL,
@@ -439,7 +449,7 @@ def mrope_position_ids(
 
     Returns:
         ``(s, 3)`` int64 position ids (``transformers`` returns the transpose,
-        ``(3, batch, s)``). The next generated token takes ``max + 1``.
+        ``(3, batch, s)``). Under the ``"max"`` rule the next token takes ``max + 1``.
 
     Raises:
         TypeError: non-integer token types, grids or merge size.

@@ -120,3 +120,42 @@ def test_committed_results_match_full_config_and_the_chapter():
     budget = summarize(study, part="budget_check")
     assert budget["learned_2d"]["8x8"][1] >= 0.99  # learned the task with more steps ...
     assert budget["learned_2d"]["16x16"][2] < 2 * chance  # ... and still fails at 16 x 16
+    # The ALiBi arms (chapter 11's verdict): 1-D on the raster index stays near chance on
+    # every grid; the 2-D distance bias learns part of the task and keeps it on larger
+    # grids, below what a bias that cannot tell "below" from "above" allows.
+    assert set(s) == set(SCHEMES)
+    for grid in ("8x8", "12x12", "16x16"):
+        assert s["alibi_1d"][grid][2] < 1.5 * chance
+        assert 0.3 < s["alibi_2d"][grid][1] and s["alibi_2d"][grid][2] < 0.5
+    assert s["alibi_2d"]["8x8"][0] - s["alibi_2d"]["16x16"][0] < 0.05
+    for grid in ("8x8", "12x12", "16x16"):  # RoPE-Mixed: relative, like axial RoPE
+        assert s["mixed_rope"][grid][1] >= 0.99
+
+
+def test_mixed_rope_learns_its_frequency_vectors():
+    from posenc.rope_mixed import mixed_inv_freq
+
+    torch.manual_seed(0)
+    model = GridAttention("mixed_rope", GridConfig())
+    assert model.mixed_freqs.requires_grad and model.mixed_freqs.shape == (16, 2)
+    # the reference initialisation: magnitudes 10^(-4j/32), two orthogonal directions
+    norms = model.mixed_freqs.detach().norm(dim=-1)
+    torch.testing.assert_close(norms, mixed_inv_freq(32, angle=0.3).norm(dim=-1))
+
+
+def test_alibi_distances():
+    from posenc.alibi import alibi_bias
+
+    torch.manual_seed(0)
+    one_d = GridAttention("alibi_1d", GridConfig())
+    assert torch.equal(-0.25 * one_d.distances((3, 5)).double(),
+                       alibi_bias(1, 15, causal=False, slopes=[0.25])[0].double())
+    two_d = GridAttention("alibi_2d", GridConfig()).distances((3, 5))
+    h, w = torch.arange(15) // 5, torch.arange(15) % 5
+    ref = (h[:, None] - h[None]).abs() + (w[:, None] - w[None]).abs()
+    assert torch.equal(two_d, ref.float())
+    # symmetric: the patch below and the patch above get the same penalty
+    assert torch.equal(two_d, two_d.T) and two_d[7, 12] == two_d[7, 2] == 1
+    assert GridAttention("alibi_2d", GridConfig()).log_slope.item() == 0.0  # m = 1
+    with pytest.raises(ValueError, match="distance"):
+        GridAttention("axial_rope", GridConfig()).distances((3, 5))
