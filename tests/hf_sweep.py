@@ -234,7 +234,10 @@ def observe(text) -> list[LayerTruth | None]:
             continue
         lt = types_[i] if types_ and takes_type else None
         if lt not in tables:
-            tables[lt] = _tables(rotary, lt)
+            try:
+                tables[lt] = _tables(rotary, lt)
+            except Exception as e:  # noqa: BLE001
+                raise Untraceable(f"rotary forward for {lt!r}: {e!r}"[:200]) from None
         got = tables[lt]
         cos, sin = (got, None) if isinstance(got, torch.Tensor) else got  # Llama 4: freqs_cis
         params = inspect.signature(att.forward).parameters

@@ -407,3 +407,142 @@ def test_reader_never_changes_the_callers_config():
     H.rope_from_config(d, seq_len=5000)
     H.layer_specs(d)
     assert d == PHI3_128K
+
+
+# --------------------------------------------------------------------------- hybrids
+# The position-relevant part of a published config.json for each hybrid pattern (the
+# hyper-parameters as released; no weights). Each is compared layer by layer with what the
+# family's own rotary module and attention layers do (tests/hf_sweep.py), for the dict and
+# for the config object transformers builds from it.
+
+SMOLLM3_3B = {  # HuggingFaceTB/SmolLM3-3B: every 4th layer without RoPE
+    "model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16,
+    "num_key_value_heads": 4, "num_hidden_layers": 36, "intermediate_size": 11008,
+    "max_position_embeddings": 65536, "rope_theta": 5000000.0,
+    "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(36)],
+    "no_rope_layer_interval": 4,
+}
+COMMAND_R7B = {  # CohereForAI/c4ai-command-r7b-12-2024: 3 sliding RoPE : 1 global NoPE
+    "model_type": "cohere2", "hidden_size": 4096, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "num_hidden_layers": 32, "intermediate_size": 14336,
+    "max_position_embeddings": 8192, "rope_theta": 50000.0, "sliding_window": 4096,
+    "sliding_window_pattern": 4,
+}
+QWEN3_NEXT_80B = {  # Qwen/Qwen3-Next-80B-A3B: 3 linear : 1 full, a quarter of 256 rotated
+    "model_type": "qwen3_next", "hidden_size": 2048, "num_attention_heads": 16,
+    "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 48,
+    "full_attention_interval": 4, "partial_rotary_factor": 0.25, "rope_theta": 10000000,
+    "max_position_embeddings": 262144, "num_experts": 512, "num_experts_per_tok": 10,
+    "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+    "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+}
+OLMO3_32B_THINK = {  # allenai/Olmo-3-32B-Think: YaRN on the full-attention layers only
+    "model_type": "olmo3", "hidden_size": 5120, "num_attention_heads": 40,
+    "num_key_value_heads": 8, "num_hidden_layers": 64, "intermediate_size": 27648,
+    "max_position_embeddings": 65536, "rope_theta": 500000, "sliding_window": 4096,
+    "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "beta_fast": 32, "beta_slow": 1,
+                     "original_max_position_embeddings": 8192,
+                     "attention_factor": 1.2079441541679836},
+}
+MODERNBERT_BASE = {  # answerdotai/ModernBERT-base: two bases, a local window of 128
+    "model_type": "modernbert", "hidden_size": 768, "num_attention_heads": 12,
+    "num_hidden_layers": 22, "intermediate_size": 1152, "max_position_embeddings": 8192,
+    "global_rope_theta": 160000.0, "local_rope_theta": 10000.0, "local_attention": 128,
+    "global_attn_every_n_layers": 3,
+}
+GEMMA2_9B = {  # google/gemma-2-9b: no layer_types in its config.json; layers alternate
+    "model_type": "gemma2", "hidden_size": 3584, "num_attention_heads": 16,
+    "num_key_value_heads": 8, "head_dim": 256, "num_hidden_layers": 42,
+    "intermediate_size": 14336, "max_position_embeddings": 8192, "rope_theta": 10000.0,
+    "sliding_window": 4096, "query_pre_attn_scalar": 256,
+}
+LLAMA4_SCOUT = {  # meta-llama/Llama-4-Scout-17B-16E: llama3 block with equal band factors
+    "model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40,
+    "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 48,
+    "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_local_experts": 16,
+    "max_position_embeddings": 10485760, "rope_theta": 500000.0,
+    "attention_chunk_size": 8192, "use_qk_norm": True,
+    "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+}
+GEMMA4_TEXT = {  # the Gemma 4 geometry of transformers' Gemma4TextConfig (its defaults)
+    "model_type": "gemma4_text", "hidden_size": 2304, "num_attention_heads": 8,
+    "num_key_value_heads": 4, "head_dim": 256, "global_head_dim": 512,
+    "num_hidden_layers": 12, "sliding_window": 512,
+    "rope_parameters": {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                           "rope_theta": 1000000.0}},
+}
+
+HYBRIDS = {
+    "smollm3-3b": SMOLLM3_3B, "command-r7b": COMMAND_R7B, "qwen3-next-80b": QWEN3_NEXT_80B,
+    "olmo3-32b-think": OLMO3_32B_THINK, "modernbert-base": MODERNBERT_BASE,
+    "gemma2-9b": GEMMA2_9B, "llama4-scout": LLAMA4_SCOUT, "gemma4": GEMMA4_TEXT,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HYBRIDS))
+def test_published_hybrids_match_the_families_own_layers(name):
+    import hf_sweep
+
+    d = HYBRIDS[name]
+    obj = hf_config(d)
+    truths = hf_sweep.observe(obj)
+    for source in (d, obj):
+        specs = H.layer_specs(source)
+        assert hf_sweep.compare(specs, truths) == [], name
+
+
+def test_published_hybrids_layer_facts():
+    """The facts chapter 12 and the atlas quote, from the published configs."""
+    smol = H.layer_specs(SMOLLM3_3B)
+    assert [i for i, s in enumerate(smol) if not s.use_rope] == list(range(3, 36, 4))
+    r7b = H.layer_specs(COMMAND_R7B)
+    assert {(s.layer_type, s.use_rope, s.sliding_window, s.layout) for s in r7b} == {
+        ("sliding_attention", True, 4096, "interleaved"),
+        ("full_attention", False, None, "interleaved")}
+    nxt = H.layer_specs(QWEN3_NEXT_80B)
+    assert sum(s.use_rope for s in nxt) == 12
+    assert {(s.head_dim, s.rotary_dim) for s in nxt if s.use_rope} == {(256, 64)}
+    olmo = H.layer_specs(OLMO3_32B_THINK)
+    full = [s for s in olmo if s.layer_type == "full_attention"]
+    sliding = [s for s in olmo if s.layer_type == "sliding_attention"]
+    assert {s.rope_type for s in full} == {"yarn"} and {s.rope_type for s in sliding} == {
+        "default"}
+    assert full[0].attention_factor == pytest.approx(1.2079441541679836)
+    assert sliding[0].attention_factor == 1.0
+    assert torch.equal(sliding[0].inv_freq, S.default(128, base=500000)[0])
+    bert = H.layer_specs(MODERNBERT_BASE)
+    assert [s.rope_theta for s in bert[:3]] == [160000.0, 10000.0, 10000.0]
+    assert [s.sliding_window for s in bert[:3]] == [None, 65, 65]
+    g2 = H.layer_specs(GEMMA2_9B)
+    assert [s.sliding_window for s in g2[:4]] == [4096, None, 4096, None]
+    g4 = H.layer_specs(GEMMA4_TEXT)
+    glob = [s for s in g4 if s.layer_type == "full_attention"]
+    assert {(s.head_dim, s.rotary_dim, s.rope_channels, s.rope_theta) for s in glob} == {
+        (512, 128, "spread", 1000000.0)}
+    assert int((glob[0].inv_freq > 0).sum()) == 64 and glob[0].inv_freq.shape == (256,)
+    scout = H.layer_specs(LLAMA4_SCOUT)
+    assert [i for i, s in enumerate(scout) if not s.use_rope] == list(range(3, 48, 4))
+
+
+@pytest.mark.parametrize("name", ["smollm3-3b", "qwen3-next-80b", "olmo3-32b-think",
+                                  "gemma4", "llama4-scout", "command-r7b"])
+def test_apply_layer_rope_rotates_like_the_family(name):
+    """posenc's own rotation, called with each layer's spec, gives the q·k scores the
+    family's attention computes (hf_sweep.compare replays its rotary calls)."""
+    import hf_sweep
+
+    d = HYBRIDS[name]
+    specs = H.layer_specs(d)
+    truths = hf_sweep.observe(hf_config(d))
+    rotated = [i for i, s in enumerate(specs) if s.use_rope]
+    assert rotated and hf_sweep.compare(specs, truths) == []
+    x = torch.randn(1, 2, 5, specs[rotated[0]].head_dim)
+    out = H.apply_layer_rope(x, torch.arange(5), specs[rotated[0]])
+    assert out.shape == x.shape and not torch.equal(out, x)
+    nope = [s for s in specs if not s.use_rope]
+    if nope:
+        assert torch.equal(H.apply_layer_rope(x, torch.arange(5), nope[0]), x)

@@ -215,7 +215,8 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         sw = w + fam.window_offset if lt == "sliding_attention" and w else None
         if not uses:
             specs.append(LayerSpec(lt, False, None, 1.0, sw, temperature,
-                                   head_dim=_type_head_dim(di, fam, lt)))
+                                   head_dim=_type_head_dim(di, fam, lt),
+                                   rope_channels=fam.channels, layout=fam.layout))
             continue
         per_type = nested or fam.flat_rope_types or fam.type_bases or fam.type_head_dim
         key = (lt if per_type else "", tuple(sorted((k, str(v)) for k, v in over.items())))
