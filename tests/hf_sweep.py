@@ -218,13 +218,18 @@ def observe(text) -> list[LayerTruth | None]:
                 model = cls(_slim(text))
         except Exception as e:  # noqa: BLE001
             raise NotBuildable(f"model: {e!r}"[:200]) from None
-    layers = max((m for m in model.modules() if isinstance(m, torch.nn.ModuleList)),
-                 key=len, default=None)
+    def has_positions(block):
+        return any(_accepts_positions(c) for c in block.children())
+
+    lists = [m for m in model.modules() if isinstance(m, torch.nn.ModuleList)]
+    layers = max((m for m in lists if any(has_positions(b) for b in m)), key=len,
+                 default=None)
     if layers is None:
         raise Untraceable("no layer list")
     types_ = getattr(text, "layer_types", None)
     takes_type = "layer_type" in inspect.signature(rotary.forward).parameters
     tables: dict = {}
+    shared: dict = {}  # one KV-sharing store for the whole stack (Gemma 3n, Gemma 4)
     s = POSITIONS.shape[1]
     out: list[LayerTruth | None] = []
     for i, layer in enumerate(layers):
@@ -237,7 +242,7 @@ def observe(text) -> list[LayerTruth | None]:
             try:
                 tables[lt] = _tables(rotary, lt)
             except Exception as e:  # noqa: BLE001
-                raise Untraceable(f"rotary forward for {lt!r}: {e!r}"[:200]) from None
+                raise NotBuildable(f"rotary forward for {lt!r}: {e!r}"[:200]) from None
         got = tables[lt]
         cos, sin = (got, None) if isinstance(got, torch.Tensor) else got  # Llama 4: freqs_cis
         params = inspect.signature(att.forward).parameters
@@ -250,24 +255,41 @@ def observe(text) -> list[LayerTruth | None]:
                 kwargs[name] = POSITIONS.to("meta")
             elif name == "attention_mask":  # an all-visible additive mask
                 kwargs[name] = torch.zeros(1, 1, s, s, device="meta")
-            elif name.endswith("_states") and p.default is inspect.Parameter.empty:
-                kwargs[name] = {}  # Gemma 4's shared_kv_states: nothing shared yet
+            elif name == "shared_kv_states" or (name.endswith("_states")
+                                                 and p.default is inspect.Parameter.empty):
+                kwargs[name] = shared  # Gemma 3n/4's shared_kv_states: earlier layers fill it
             elif p.default is inspect.Parameter.empty and p.kind in (
                     p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                 kwargs[name] = None
         if any(p.kind is p.VAR_KEYWORD for p in params.values()):
             kwargs.setdefault("position_ids", POSITIONS.to("meta"))
         hidden = torch.empty(1, s, text.hidden_size, device="meta")
+        calls, windows = _run(module, att, hidden, kwargs, i)
+        window = windows[0] if windows else getattr(att, "sliding_window", None)
+        out.append(LayerTruth(calls, window, cos, sin))
+    return out
+
+
+def _run(module, att, hidden, kwargs, i):
+    """Call one layer's position module on meta, recording its rotary calls and window;
+    retry without the mask, then without position_ids (modules that branch on them)."""
+    tries = [kwargs, {**kwargs, "attention_mask": None},
+             {**{k: v for k, v in kwargs.items() if k != "position_ids"},
+              "attention_mask": None}]
+    first = None
+    for n, kw in enumerate(tries):
         calls, windows = [], []
         with _recording(module, calls, windows), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                att(hidden, **kwargs)
+                att(hidden, **kw)
+                return calls, windows
             except Exception as e:  # noqa: BLE001
-                raise Untraceable(f"layer {i} {type(att).__name__}: {e!r}"[:300]) from None
-        window = windows[0] if windows else getattr(att, "sliding_window", None)
-        out.append(LayerTruth(calls, window, cos, sin))
-    return out
+                first = first if n else e
+                if n == len(tries) - 1:
+                    raise Untraceable(f"layer {i} {type(att).__name__}: {first!r}"[:300]) \
+                        from None
+    raise AssertionError("unreachable")
 
 
 def _tables(rotary, layer_type):

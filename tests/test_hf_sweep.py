@@ -23,10 +23,7 @@ from posenc import hf_config as H
 
 #: Families whose layers the meta-device sweep cannot run, checked instead against the
 #: family's own modules on a published config (the test that does it is named).
-CHECKED_ELSEWHERE = {
-    "llama4_text": "test_hf_config.py::test_layer_specs_llama4_against_the_attention",
-    "gemma4_text": "test_hf_config.py::test_gemma4_global_geometry",
-}
+CHECKED_ELSEWHERE: dict[str, str] = {}
 
 #: Keys a config class derives (or defaults) when a config.json omits them.
 DERIVED_KEYS = ("layer_types", "no_rope_layers", "partial_rotary_factor")
@@ -72,6 +69,9 @@ def classify(fam: hf_sweep.TextFamily) -> tuple[str, str]:
         return "not a text model", ""
     if fam.build_error:
         return "not buildable", fam.build_error
+    rec = H.FAMILIES.get(fam.model_type)
+    if rec is not None and rec.refuse:
+        return "refused", f"model_type {fam.model_type!r} is refused: {rec.refuse}"
     text = hf_sweep.default_text_config(fam.model_type)
     truths, untraceable = None, None
     if fam.model_type not in CHECKED_ELSEWHERE:

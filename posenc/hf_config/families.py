@@ -163,18 +163,20 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
         "qwen2_5_vl_text", "qwen2_moe", "qwen2_vl_text", "qwen3", "qwen3_moe",
         "qwen3_vl_moe_text", "qwen3_vl_text", "seed_oss", "solar_open", "stablelm",
         "starcoder2", "step3p5", "step3p7", "timesfm2_5",
-        "voxtral_realtime_text", "falcon", "modernbert-decoder",
+        "voxtral_realtime_text", "falcon", "idefics",
     )},
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (
         "cwm", "granite_swa", "granitemoe_swa", "laguna", "mellum", "mimo_v2_flash",
-        "muse_glimmer_text", "muse_spark_text", "vaultgemma",
+        "muse_glimmer_text", "muse_spark_text", "vaultgemma", "modernbert-decoder",
+        "gemma3n_text",
     )},
     "gemma2": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
-    "gemma4_text": Family(layer_pattern=("every", None, 6, 0, "sliding_attention"),
-                          last_layer_full=True,
-                          type_head_dim=(("full_attention", "global_head_dim", 512),)),
+    **{name: Family(layer_pattern=("every", None, 6, 0, "sliding_attention"),
+                    last_layer_full=True,
+                    type_head_dim=(("full_attention", "global_head_dim", 512),))
+       for name in ("gemma4_text", "gemma4_unified_text")},
     "gpt_oss": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
     "olmo3": Family(layer_pattern=("every", None, 4, 0, "sliding_attention"),
                     flat_rope_types=_NOPE_FULL),
@@ -287,12 +289,34 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
                          ignored_keys=(("max_position_embeddings",
                                         "kept in the RoPE dict; the rotary module reads the "
                                         "top-level value"),)),
-    "mistral4": Family(refuse="its default rotary module builds frequencies for the whole "
-                              "128-channel head while the attention rotates the 64-channel "
-                              "rope slice; posenc has not pinned down which frequencies that "
-                              "slice gets"),
-    "idefics": Family(refuse="the sweep cannot observe its attention on the meta device, "
-                             "so posenc has not checked it against transformers"),
+    "mistral4": Family(layout="interleaved", channels="trailing",
+                       query_scale_key="llama_4_scaling_beta",
+                       ignored_keys=(("max_position_embeddings",
+                                      "kept in the RoPE dict; the rotary module reads the "
+                                      "top-level value"),)),
+    "deepseek_v4": Family(refuse="its compressed-attention layers (CSA/HCA) attend to "
+                                 "compressed keys placed at block positions and share one "
+                                 "rotated K = V head; a per-layer LayerSpec cannot describe "
+                                 "them (chapter 5 works through its sliding layers)"),
+    "dots3_note_text": Family(refuse="its MLA rope slice is rotated at full width although "
+                                     "the RoPE dict carries a partial_rotary_factor; posenc "
+                                     "has not pinned down which rule sets the frequencies"),
+    "evolla": Family(refuse="a protein model whose SaProt encoder and decoder stacks have "
+                            "different widths; posenc reads one decoder layer list"),
+    "t5_gemma_module": Family(refuse="an encoder-decoder model; posenc reads decoder-only "
+                                     "layer lists"),
+    "hy_v4": Family(refuse="its shared sparse-attention layers reuse the top-k indices of an "
+                           "earlier layer, so the sweep cannot run them one at a time and "
+                           "posenc has not checked this family against transformers"),
+    "hy_v4_vl_text": Family(refuse="as hy_v4: shared sparse-attention layers the sweep cannot "
+                                   "run one at a time; not checked against transformers"),
+    "qwen3_omni_moe_text": Family(refuse="its thinker attention does not run on the meta "
+                                         "device with 1-D positions, so the sweep cannot "
+                                         "observe it and posenc has not checked it against "
+                                         "transformers"),
+    "jetmoe": Family(refuse="its attention cannot run on the meta device, so the sweep "
+                            "cannot observe it and posenc has not checked it against "
+                            "transformers"),
 })
 
 

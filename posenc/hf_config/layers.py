@@ -228,7 +228,8 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         p, inv, att = cache[key]
         channels = "spread" if p["rope_type"] == "proportional" else fam.channels
         specs.append(LayerSpec(
-            lt, True, inv, att, sw, None, head_dim=p["full_head_dim"],
+            lt, True, inv, att, sw, None,
+            head_dim=p["full_head_dim"] or _type_head_dim(di, fam, lt),
             rotary_dim=p["rotary_dim"], rope_channels=channels, layout=fam.layout,
             rope_type=p["rope_type"], rope_theta=p["rope_theta"],
             query_scale=p.get("query_scale"), values_rotated=fam.values_rotated,

@@ -180,11 +180,22 @@ def _head_dim(d: dict, fam=None, layer_type: str | None = None) -> int:
     )
 
 
+def _maybe_full_head_dim(d: dict, fam, layer_type: str | None) -> int | None:
+    try:
+        return _full_head_dim(d, fam, layer_type)
+    except ValueError:
+        return None  # an MLA config without its nope width: only layer_specs needs it
+
+
 def _full_head_dim(d: dict, fam, layer_type: str | None = None) -> int:
     """Width of the whole q/k head (MLA: nope + rope slices)."""
     if fam.full_head_dim:
         a, b = fam.full_head_dim
-        return sum(_number("config", k, d.get(k), integer=True) for k in (a, b))
+        for k in (a, b):
+            if d.get(k) is None:
+                raise ValueError(f"config[{k!r}] is required: the whole q/k head of "
+                                 f"{d.get('model_type')!r} is {a} + {b}")
+        return sum(_number("config", k, d[k], integer=True) for k in (a, b))
     return _head_dim(d, fam, layer_type)
 
 
@@ -296,7 +307,7 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
         "rotary_dim": rotary_dim,
         "partial_rotary_factor": prf,
         "max_position_embeddings": max_pos,
-        "full_head_dim": _full_head_dim(d, fam, layer_type),
+        "full_head_dim": _maybe_full_head_dim(d, fam, layer_type),
         "ignored": ignored,
     }
     if fam.query_scale_key and p.get(fam.query_scale_key) is not None:
