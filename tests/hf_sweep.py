@@ -224,6 +224,8 @@ def observe(text) -> list[LayerTruth | None]:
     lists = [m for m in model.modules() if isinstance(m, torch.nn.ModuleList)]
     layers = max((m for m in lists if any(has_positions(b) for b in m)), key=len,
                  default=None)
+    if layers is None:  # no layer takes positions (an all-SSM default such as Bamba's)
+        layers = max(lists, key=len, default=None)
     if layers is None:
         raise Untraceable("no layer list")
     types_ = getattr(text, "layer_types", None)

@@ -546,3 +546,51 @@ def test_apply_layer_rope_rotates_like_the_family(name):
     nope = [s for s in specs if not s.use_rope]
     if nope:
         assert torch.equal(H.apply_layer_rope(x, torch.arange(5), nope[0]), x)
+
+
+# --------------------------------------------------------------------------- family keys
+
+HUNYUAN_ALPHA = {  # Hunyuan's "dynamic" RoPE with a fixed NTK alpha
+    "model_type": "hunyuan_v1_dense", "hidden_size": 4096, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 4,
+    "max_position_embeddings": 262144, "rope_theta": 10000.0,
+    "rope_scaling": {"type": "dynamic", "alpha": 1000.0, "factor": 1.0},
+}
+
+
+def test_hunyuan_alpha_is_a_static_ntk_base():
+    from transformers.models.hunyuan_v1_dense.modeling_hunyuan_v1_dense import (
+        HunYuanDenseV1RotaryEmbedding,
+    )
+
+    rotary = HunYuanDenseV1RotaryEmbedding(hf_config(HUNYUAN_ALPHA))
+    for seq_len in (None, 300000):  # static: the length does not matter
+        inv, att = H.rope_from_config(HUNYUAN_ALPHA, seq_len=seq_len)
+        assert max_rel_diff(inv, rotary.inv_freq) <= ULPS4 and att == 1.0
+    base = 10000.0 * 1000.0 ** (128 / 126)
+    assert torch.allclose(inv, S.default(128, base=base)[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("seq_len", [None, 100, 4096, 4097, 20000])
+def test_phimoe_length_mscale_matches_the_module(seq_len):
+    """Phi-MoE's module keeps the short factors at every length (it rebuilds inv_freq
+    without the length) and switches short_mscale -> long_mscale past 4096."""
+    from transformers.models.phimoe.modeling_phimoe import PhimoeRotaryEmbedding
+
+    d = {"model_type": "phimoe", "hidden_size": 4096, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "num_hidden_layers": 2,
+         "max_position_embeddings": 131072, "rope_theta": 10000.0,
+         "rope_scaling": {"type": "longrope", "short_factor": [1.0 + i / 64 for i in range(64)],
+                          "long_factor": [1.0 + i for i in range(64)],
+                          "short_mscale": 1.1, "long_mscale": 1.25,
+                          "original_max_position_embeddings": 4096}}
+    rotary = PhimoeRotaryEmbedding(hf_config(d))
+    n = 1 if seq_len is None else seq_len
+    cos, _ = rotary(torch.zeros(1, 1, 1, 128), torch.tensor([[0, n - 1]]))
+    inv, att = H.rope_from_config(d, seq_len=seq_len)
+    assert att == pytest.approx(cos[0, 0, 0].item(), rel=1e-6)  # cos(0) * mscale
+    assert att == (1.25 if seq_len is not None and seq_len > 4096 else 1.1)
+    assert max_rel_diff(inv, rotary.rope_init_fn(rotary.config)[0]) <= ULPS4
+    short, _ = S.longrope(128, 32.0, 4096, short_factor=d["rope_scaling"]["short_factor"],
+                          long_factor=d["rope_scaling"]["long_factor"], seq_len=None)
+    assert torch.equal(inv, short)  # the short factors, at every length

@@ -73,7 +73,7 @@ class Family:
             receives it (Moshi stores ``sliding_window`` but passes ``None``).
         rotary_dim_key: a top-level key that fixes the rotated width (GPT-J, CodeGen's
             ``rotary_dim``); other families ignore such a key.
-        attention_types: layer types beyond :data:`ATTENTION_TYPES` that rotate q and k
+        attention_types: layer types beyond :data:`~posenc.hf_config.families.ATTENTION_TYPES` that rotate q and k
             (Zaya's ``"hybrid"`` layers).
         nope_index_key: a config key listing the indices of layers without RoPE (Mllama's
             ``cross_attention_layers``).
@@ -90,6 +90,11 @@ class Family:
         ignored_keys: RoPE-dict keys ``transformers`` accepts but this family's code never
             reads, with the reason (reported in :class:`~posenc.hf_config.LayerSpec`'s
             ``ignored`` field instead of raised).
+        ntk_alpha_key: a RoPE-dict key that turns ``"dynamic"`` into a static NTK-aware
+            base ``rope_theta · alpha^(d/(d−2))`` (Hunyuan's ``alpha``).
+        length_mscale: ``(short key, long key)`` — LongRoPE attention factors chosen by
+            length (Phi-MoE's ``short_mscale`` / ``long_mscale``); ``transformers`` keeps the
+            short factors at every length there (see the family's note).
         aliases: ``((standard key, family key), …)`` — the config class's
             ``attribute_map`` (GPT-J's ``n_layer`` for ``num_hidden_layers``).
         refuse: a reason why ``posenc`` cannot represent this family; reading it raises.
@@ -122,6 +127,8 @@ class Family:
     query_scale_key: str | None = None
     values_rotated: bool = False
     ignored_keys: tuple[tuple[str, str], ...] = ()
+    ntk_alpha_key: str | None = None
+    length_mscale: tuple[str, str] | None = None
     aliases: tuple[tuple[str, str], ...] = ()
     refuse: str | None = None
     note: str = ""
@@ -159,7 +166,7 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
         "lfm2", "llama", "minicpm3", "minimax_m2", "mistral",
         "mixtral", "molmo2_text", "nomic_bert",
         "olmo", "olmo2", "olmoe", "paddleocr_vl_text", "persimmon", "phi",
-        "phi4_multimodal", "phi3", "phimoe", "qwen2", "qwen2_5_omni_text",
+        "phi4_multimodal", "phi3", "qwen2", "qwen2_5_omni_text",
         "qwen2_5_vl_text", "qwen2_moe", "qwen2_vl_text", "qwen3", "qwen3_moe",
         "qwen3_vl_moe_text", "qwen3_vl_text", "seed_oss", "solar_open", "stablelm",
         "starcoder2", "step3p5", "step3p7", "timesfm2_5",
@@ -274,6 +281,15 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     # --- partial rotation ----------------------------------------------------------------
     "gpt_neox": Family(partial_rotary_factor=0.25),
     "minimax_m3_vl_text": _LLAMA,
+    # --- scaling rules of their own ----------------------------------------------------------
+    **{name: Family(ntk_alpha_key="alpha") for name in (
+        "hunyuan_v1_dense", "hunyuan_v1_moe", "hunyuan_vl_text")},
+    "phimoe": Family(length_mscale=("short_mscale", "long_mscale"),
+                     note="transformers 5.24's PhimoeRotaryEmbedding.forward rebuilds "
+                          "inv_freq without the sequence length, so LongRoPE's short "
+                          "factors apply at every length while the attention factor "
+                          "switches to long_mscale past original_max_position_embeddings; "
+                          "the LongRoPE rule switches both (posenc matches transformers)"),
     # --- refused ---------------------------------------------------------------------------
     "nanochat": Family(refuse="its rotate_half flips the signs (x2, -x1), so it rotates by "
                               "-theta; posenc rotates by +theta as RoFormer and Llama do"),

@@ -45,10 +45,10 @@ class LayerSpec(NamedTuple):
     head_dim: int = 0
     #: channels that rotate, ``r`` (0 without RoPE).
     rotary_dim: int = 0
-    #: which channels rotate: ``"leading"`` (``[0, r)``), ``"trailing"`` (``[d − r, d)``)
+    #: Which channels rotate — ``"leading"`` (``[0, r)``), ``"trailing"`` (``[d − r, d)``)
     #: or ``"spread"`` (``proportional``: pairs ``(i, i + d/2)`` for ``i < r/2``).
     rope_channels: str = "leading"
-    #: pair layout inside the rotated channels: ``"half"`` or ``"interleaved"``.
+    #: Pair layout inside the rotated channels — ``"half"`` or ``"interleaved"``.
     layout: str = "half"
     #: ``rope_type`` of this layer (``"default"``, ``"yarn"`` …), ``None`` without RoPE.
     rope_type: str | None = None
@@ -60,7 +60,7 @@ class LayerSpec(NamedTuple):
     #: the values carry RoPE too (DeepSeek-V4's shared K = V), and the output's rope slice
     #: is rotated back at the query position.
     values_rotated: bool = False
-    #: RoPE-dict keys the family's code never reads: ``((key, reason), …)``.
+    #: RoPE-dict keys the family's code never reads, as ``((key, reason), …)``.
     ignored: tuple[tuple[str, str], ...] = ()
 
 

@@ -256,6 +256,10 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
     known = ROPE_KEYS | {k for k, _ in fam.ignored_keys}
     if fam.query_scale_key:
         known = known | {fam.query_scale_key}
+    if fam.ntk_alpha_key:
+        known = known | {fam.ntk_alpha_key}
+    if fam.length_mscale:
+        known = known | set(fam.length_mscale)
     unknown = sorted(set(p) - known)
     if unknown:
         raise ValueError(
@@ -367,6 +371,10 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
     elif rope_type == "llama3":
         out["low_freq_factor"] = _number(where, "low_freq_factor", need("low_freq_factor"))
         out["high_freq_factor"] = _number(where, "high_freq_factor", need("high_freq_factor"))
+    if fam.ntk_alpha_key and rope_type == "dynamic" and p.get(fam.ntk_alpha_key):
+        out["alpha"] = _number(where, fam.ntk_alpha_key, p[fam.ntk_alpha_key])
+    if fam.length_mscale and rope_type == "longrope":
+        out["length_mscale"] = tuple(_number(where, k, need(k)) for k in fam.length_mscale)
     return out
 
 
@@ -408,6 +416,10 @@ def rope_from_config(
             return scaling.default(d, rotary_dim=r, **common)
         if t == "linear":
             return scaling.linear(d, p["factor"], rotary_dim=r, **common)
+        if t == "dynamic" and p.get("alpha") is not None:
+            # Hunyuan's "dynamic" with a fixed alpha: a static NTK-aware base
+            # base * alpha^(d/(d-2)) (HunYuanDenseV1RotaryEmbedding, ntk_alpha)
+            return scaling.ntk_aware(d, p["alpha"], rotary_dim=r, **common)
         if t == "dynamic":
             return scaling.dynamic_ntk(d, p["factor"], p["max_position_embeddings"],
                                        seq_len=seq_len, rotary_dim=r, **common)
@@ -417,6 +429,16 @@ def rope_from_config(
             return scaling.yarn(d, p["factor"], p["original_max_position_embeddings"],
                                 beta_fast=p["beta_fast"], beta_slow=p["beta_slow"],
                                 truncate=p["truncate"], rotary_dim=r, **extra, **common)
+        if t == "longrope" and "length_mscale" in p:
+            # Phi-MoE: transformers 5.24 rebuilds inv_freq without the length (short factors
+            # at every length) and switches only the attention factor
+            inv, _ = scaling.longrope(d, p["factor"], p["original_max_position_embeddings"],
+                                      short_factor=p["short_factor"],
+                                      long_factor=p["long_factor"], seq_len=None,
+                                      rotary_dim=r, **common)
+            short, long = p["length_mscale"]
+            longer = seq_len is not None and seq_len > p["original_max_position_embeddings"]
+            return inv, long if longer else short
         if t == "longrope":
             return scaling.longrope(d, p["factor"], p["original_max_position_embeddings"],
                                     short_factor=p["short_factor"],
