@@ -19,7 +19,7 @@ the types first appear in the layer list.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -82,7 +82,7 @@ def _short(layer_type: str) -> str:
     return layer_type.removesuffix("_attention")
 
 
-def period(labels: Sequence) -> int:
+def period(labels: list) -> int:
     """The shortest ``p`` with ``labels[i] == labels[i % p]`` for every ``i``.
 
     The list is the unit repeated, the last repeat possibly cut short (26 Gemma 3 layers
@@ -101,14 +101,14 @@ def period(labels: Sequence) -> int:
     return n  # unreachable: p == n always repeats
 
 
-def _counts(labels: Sequence[str]) -> dict[str, int]:
+def _counts(labels: list[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for label in labels:
         counts[label] = counts.get(label, 0) + 1
     return counts
 
 
-def _unit(unit: Sequence[str]) -> str:
+def _unit(unit: list[str]) -> str:
     """``""`` when each type of the unit forms one block, else ``", unit S F S S"``."""
     blocks = sum(1 for i in range(len(unit)) if i == 0 or unit[i] != unit[i - 1])
     if blocks == len(set(unit)):
@@ -118,7 +118,7 @@ def _unit(unit: Sequence[str]) -> str:
     return ", unit " + " ".join(initials[label] if short else label for label in unit)
 
 
-def layer_pattern(layer_types: Sequence[str]) -> str:
+def layer_pattern(layer_types: list[str]) -> str:
     """The layer pattern in words, from the list of layer types.
 
     * one type: ``"all full (32 layers)"``;
@@ -161,7 +161,7 @@ def layer_pattern(layer_types: Sequence[str]) -> str:
     return f"irregular ({n} layers): {listed}; {where}"
 
 
-def _ratio(unit: Sequence[str]) -> str:
+def _ratio(unit: list[str]) -> str:
     return " : ".join(f"{c} {label}" for label, c in _counts(unit).items())
 
 
@@ -200,7 +200,7 @@ def rotated_part(spec: LayerSpec) -> str:
     return f"{r} of {d} {spec.rope_channels}"
 
 
-def _per_type(specs: Sequence[LayerSpec], cell) -> str:
+def _per_type(specs: list[LayerSpec], cell) -> str:
     """``cell(spec)`` over the RoPE layers: once if one value, else per layer type."""
     values: dict[str, list[str]] = {}
     for s in specs:
@@ -217,7 +217,7 @@ def _per_type(specs: Sequence[LayerSpec], cell) -> str:
     return " · ".join(f"{t} {' / '.join(per)}" for t, per in values.items())
 
 
-def _no_rope(specs: Sequence[LayerSpec]) -> str:
+def _no_rope(specs: list[LayerSpec]) -> str:
     n = len(specs)
     off = [i for i, s in enumerate(specs) if not s.use_rope]
     if not off:
@@ -241,7 +241,7 @@ def _ordinal(p: int) -> str:
     return f"{p}{suffix}"
 
 
-def _mrope(d: Mapping) -> str | None:
+def _mrope(d: dict) -> str | None:
     """The ``mrope_section`` of the RoPE dict (flat or per layer type), if any."""
     raw = d.get("rope_scaling") or d.get("rope_parameters") or {}
     if not isinstance(raw, Mapping):
@@ -255,7 +255,7 @@ def _mrope(d: Mapping) -> str | None:
     return None
 
 
-def _extras(specs: Sequence[LayerSpec], d: Mapping) -> str:
+def _extras(specs: list[LayerSpec], d: dict) -> str:
     out = []
     temp = next((s.attn_temperature for s in specs if s.attn_temperature), None)
     if temp is not None:
@@ -276,7 +276,7 @@ def _extras(specs: Sequence[LayerSpec], d: Mapping) -> str:
     return "; ".join(out) or NONE
 
 
-def _windows(specs: Sequence[LayerSpec]) -> str:
+def _windows(specs: list[LayerSpec]) -> str:
     values: dict[str, list[int]] = {}
     for s in specs:
         if s.sliding_window is not None:
@@ -288,7 +288,7 @@ def _windows(specs: Sequence[LayerSpec]) -> str:
     return " · ".join(f"{t} {' / '.join(map(str, per))}" for t, per in values.items())
 
 
-def atlas_row(model_type: str, config, *, outer: Sequence[str] = ()) -> AtlasRow:
+def atlas_row(model_type: str, config, *, outer: list[str] = ()) -> AtlasRow:
     """The atlas row of one family, from its (default or published) config.
 
     Args:
@@ -325,8 +325,8 @@ def atlas_row(model_type: str, config, *, outer: Sequence[str] = ()) -> AtlasRow
     )
 
 
-def atlas_rows(configs: Mapping[str, object],
-               outer: Mapping[str, Sequence[str]] | None = None) -> list[AtlasRow]:
+def atlas_rows(configs: dict[str, object],
+               outer: dict[str, list[str]] | None = None) -> list[AtlasRow]:
     """:func:`atlas_row` of every ``{model_type: config}`` entry, sorted by ``model_type``.
 
     ``outer`` maps a ``model_type`` to the model types that lead to it (missing: none).
@@ -364,7 +364,7 @@ def _cell(row: AtlasRow, name: str) -> str:
     return _escape(value) if value else NONE
 
 
-def render_table(rows: Sequence[AtlasRow], *, name: str = "atlas-table") -> str:
+def render_table(rows: list[AtlasRow], *, name: str = "atlas-table") -> str:
     """The rows as a MyST ``list-table`` with class ``posenc-atlas`` (sortable on the site).
 
     ``name`` becomes the table's label (a link target). The header row is
@@ -385,9 +385,9 @@ def render_table(rows: Sequence[AtlasRow], *, name: str = "atlas-table") -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_page(rows: Sequence[AtlasRow], *, version: str, command: str,
-                not_text: Sequence[str] = (), unbuildable: Mapping[str, str] | None = None,
-                checked_elsewhere: Mapping[str, str] | None = None) -> str:
+def render_page(rows: list[AtlasRow], *, version: str, command: str,
+                not_text: list[str] = (), unbuildable: dict[str, str] | None = None,
+                checked_elsewhere: dict[str, str] | None = None) -> str:
     """The atlas page (MyST markdown): what it is, its provenance, counts, the table.
 
     Args:
