@@ -13,8 +13,15 @@ as a MyST ``list-table`` and :func:`render_page` the whole page
 
 Everything here is a pure function of configs and ``posenc``: nothing imports
 ``transformers``. Where one value holds for every RoPE layer a cell gives it once;
-otherwise it gives one value per layer type (``"sliding 1e4 · full 1e6"``), in the order
-the types first appear in the layer list.
+otherwise it gives one value per layer type (``"sliding 10000 · full 1e6"``), in the
+order the types first appear in the layer list. Bases above 10⁵ are written ``1e6``,
+``1.6e5``; a window is the number of keys a query sees, itself included, as
+:attr:`~posenc.hf_config.LayerSpec.sliding_window` counts it.
+
+Source: every fact in a row is :func:`~posenc.hf_config.layer_specs`'s, which
+``tests/test_hf_sweep.py`` checks layer by layer against each family's own rotary module
+and attention layers; ``tests/test_atlas.py`` checks the summaries on hand-made configs
+and that ``book/atlas.md`` is what ``scripts/build_atlas.py`` writes.
 """
 
 from __future__ import annotations
@@ -50,8 +57,9 @@ class AtlasRow:
     """One family's row: every field is the text of one cell (see :data:`COLUMNS`).
 
     ``refused`` holds the reason ``posenc`` refuses the family (the ``ValueError`` message
-    of :func:`~posenc.hf_config.layer_specs`); the other cells then say nothing
-    (:data:`NONE`) and the note gives the reason.
+    of :func:`~posenc.hf_config.layer_specs`); its ``layers`` cell then says
+    ``"refused"``, the note gives the reason and the other cells say nothing
+    (:data:`NONE`).
     """
 
     model_type: str
