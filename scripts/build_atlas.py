@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -25,6 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "book" / "atlas.md"
 TESTS = ROOT / "tests"
 COMMAND = "python scripts/build_atlas.py"
+#: How a rotary module falls back on an M-RoPE section of its own when the config has none
+#: (``config.rope_parameters.get("mrope_section", [16, 24, 24])`` in Qwen2-VL).
+MROPE_DEFAULT = re.compile(r"""get\(\s*["']mrope_section["']\s*,\s*\[([\d,\s]+)\]\s*\)""")
 
 
 def _load(name: str):
@@ -37,6 +42,17 @@ def _load(name: str):
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def mrope_default(sweep, model_type: str) -> tuple[int, ...] | None:
+    """The ``mrope_section`` a family's text rotary module uses without one in the
+    config, read from the module's source (``None``: it has no such fallback)."""
+    module = sweep._modeling(model_type)
+    for cls in sweep.rotary_classes(module) if module is not None else ():
+        found = MROPE_DEFAULT.search(inspect.getsource(cls))
+        if found:
+            return tuple(int(x) for x in found.group(1).split(",") if x.strip())
+    return None
 
 
 def build_page() -> str:
@@ -59,7 +75,8 @@ def build_page() -> str:
             warnings.simplefilter("ignore")
             configs[name] = sweep.default_text_config(name)
         outer[name] = fam.outer
-    rows = atlas.atlas_rows(configs, outer)
+    mrope = {name: m for name in configs if (m := mrope_default(sweep, name))}
+    rows = atlas.atlas_rows(configs, outer, mrope)
     not_text = [name for name, fam in families.items() if not fam.is_text]
     return atlas.render_page(rows, version=transformers.__version__, command=COMMAND,
                              not_text=not_text, unbuildable=unbuildable,

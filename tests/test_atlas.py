@@ -135,6 +135,21 @@ def test_extras_query_scale_and_mrope():
            "rope_parameters": {"rope_type": "default", "rope_theta": 1e6,
                                "mrope_section": [16, 24, 24]}}
     assert atlas.atlas_row("qwen2_vl_text", cfg).extras == "M-RoPE (sections 16+24+24)"
+    # without the key, the family's rotary module uses its own sections
+    del cfg["rope_parameters"]["mrope_section"]
+    assert atlas.atlas_row("qwen2_vl_text", cfg).extras == atlas.NONE
+    assert atlas.atlas_row("qwen2_vl_text", cfg, mrope_default=(16, 24, 24)).extras == (
+        "M-RoPE (sections 16+24+24, the rotary module's default)")
+
+
+def test_mrope_default_is_read_from_the_rotary_module():
+    """Qwen2-VL's text rotary module falls back on [16, 24, 24] (transformers 5.24,
+    Qwen2VLRotaryEmbedding.__init__); Llama's has no M-RoPE."""
+    pytest.importorskip("transformers")
+    module = _build_module()
+    sweep = module._load("hf_sweep")
+    assert module.mrope_default(sweep, "qwen2_vl_text") == (16, 24, 24)
+    assert module.mrope_default(sweep, "llama") is None
 
 
 def test_refused_family_gives_its_reason():

@@ -249,21 +249,23 @@ def _ordinal(p: int) -> str:
     return f"{p}{suffix}"
 
 
-def _mrope(d: dict) -> str | None:
-    """The ``mrope_section`` of the RoPE dict (flat or per layer type), if any."""
+def _mrope(d: dict, default: tuple[int, ...] | None = None) -> str | None:
+    """``"M-RoPE (sections 16+24+24)"`` from the RoPE dict's ``mrope_section`` (flat or
+    per layer type), else from ``default`` (the family's rotary module's own), else
+    ``None``."""
     raw = d.get("rope_scaling") or d.get("rope_parameters") or {}
-    if not isinstance(raw, Mapping):
-        return None
-    dicts = [raw, *(v for v in raw.values() if isinstance(v, Mapping))]
+    dicts = [raw, *raw.values()] if isinstance(raw, Mapping) else []
     for r in dicts:
-        if r.get("mrope_section") is not None:
-            section = "+".join(str(int(x)) for x in r["mrope_section"])
-            interleaved = ", interleaved" if r.get("mrope_interleaved") else ""
-            return f"M-RoPE (sections {section}{interleaved})"
+        if isinstance(r, Mapping) and r.get("mrope_section") is not None:
+            return "M-RoPE (sections " + "+".join(str(int(x)) for x in r["mrope_section"]) \
+                + ")"
+    if default:
+        return "M-RoPE (sections " + "+".join(map(str, default)) \
+            + ", the rotary module's default)"
     return None
 
 
-def _extras(specs: list[LayerSpec], d: dict) -> str:
+def _extras(specs: list[LayerSpec], d: dict, mrope_default=None) -> str:
     out = []
     temp = next((s.attn_temperature for s in specs if s.attn_temperature), None)
     if temp is not None:
@@ -275,7 +277,7 @@ def _extras(specs: list[LayerSpec], d: dict) -> str:
                    f"original length {scale[1]})")
     if any(s.values_rotated for s in specs):
         out.append("values rotated (K = V), output rotated back")
-    mrope = _mrope(d)
+    mrope = _mrope(d, mrope_default)
     if mrope:
         out.append(mrope)
     ignored = dict.fromkeys(k for s in specs for k, _ in s.ignored)
@@ -296,7 +298,8 @@ def _windows(specs: list[LayerSpec]) -> str:
     return " · ".join(f"{t} {' / '.join(map(str, per))}" for t, per in values.items())
 
 
-def atlas_row(model_type: str, config, *, outer: list[str] = ()) -> AtlasRow:
+def atlas_row(model_type: str, config, *, outer: list[str] = (),
+              mrope_default: tuple[int, ...] | None = None) -> AtlasRow:
     """The atlas row of one family, from its (default or published) config.
 
     Args:
@@ -304,7 +307,9 @@ def atlas_row(model_type: str, config, *, outer: list[str] = ()) -> AtlasRow:
             :data:`~posenc.hf_config.FAMILIES`).
         config: a ``transformers`` config object or ``config.json`` dict of that family.
         outer: the ``model_type``\\ s that lead to this text config (a multimodal model's
-            own type), shown before it.
+            own type), shown after it.
+        mrope_default: the ``mrope_section`` the family's rotary module uses when the
+            config has none (its M-RoPE is not optional), or ``None``.
 
     Returns:
         An :class:`AtlasRow`; if :func:`~posenc.hf_config.layer_specs` raises
@@ -327,20 +332,22 @@ def atlas_row(model_type: str, config, *, outer: list[str] = ()) -> AtlasRow:
         layout=_per_type(specs, lambda s: s.layout),
         scaling=_per_type(specs, lambda s: s.rope_type),
         no_rope=_no_rope(specs),
-        extras=_extras(specs, d),
+        extras=_extras(specs, d, mrope_default),
         windows=_windows(specs),
         note=note,
     )
 
 
-def atlas_rows(configs: dict[str, object],
-               outer: dict[str, list[str]] | None = None) -> list[AtlasRow]:
+def atlas_rows(configs: dict[str, object], outer: dict[str, list[str]] | None = None,
+               mrope_defaults: dict[str, tuple[int, ...]] | None = None) -> list[AtlasRow]:
     """:func:`atlas_row` of every ``{model_type: config}`` entry, sorted by ``model_type``.
 
-    ``outer`` maps a ``model_type`` to the model types that lead to it (missing: none).
+    ``outer`` maps a ``model_type`` to the model types that lead to it, ``mrope_defaults``
+    to its rotary module's default ``mrope_section`` (missing: none).
     """
-    outer = outer or {}
-    return [atlas_row(mt, configs[mt], outer=outer.get(mt, ())) for mt in sorted(configs)]
+    outer, mrope_defaults = outer or {}, mrope_defaults or {}
+    return [atlas_row(mt, configs[mt], outer=outer.get(mt, ()),
+                      mrope_default=mrope_defaults.get(mt)) for mt in sorted(configs)]
 
 
 # ----------------------------------------------------------------------- rendering ----
@@ -451,9 +458,10 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         "are position terms besides the rotation (Llama 4's query temperature, Ministral "
         "3's query scale, rotated values), M-RoPE and RoPE keys the family's code ignores; "
         "**window** counts the keys a query sees, itself included. Where layer types "
-        "differ, a cell gives one value per type. M-RoPE rows carry an `mrope_section`: "
-        "for text tokens its three position streams coincide, and the row gives those "
-        "1-D frequencies (the case the sweep checks).",
+        "differ, a cell gives one value per type. M-RoPE is named where the config "
+        "carries an `mrope_section` or the family's rotary module falls back on one of "
+        "its own: for text tokens the three position streams coincide, and the row gives "
+        "those 1-D frequencies (the case the sweep checks).",
         "",
         "On the site, the buttons in the column headers sort the table and the box above "
         "it filters the rows.",
