@@ -35,8 +35,10 @@ class LayerSpec(NamedTuple):
     inv_freq: torch.Tensor | None
     #: cos/sin multiplier (1.0 for layers without RoPE).
     attention_factor: float
-    #: keys visible per query, itself included
-    #: (:func:`posenc.attention.sliding_window_mask`), or ``None`` for global layers.
+    #: the window the layer's attention receives in ``transformers`` — for causal layers the
+    #: keys visible per query, itself included (:func:`posenc.attention.sliding_window_mask`);
+    #: for bidirectional encoders (ModernBERT, NeoMME, UltraBERT) ``w + 1``, an exclusive
+    #: bound on ``|i − j|`` with ``w`` keys on each side — or ``None`` for global layers.
     sliding_window: int | None
     #: ``(floor_scale, attn_scale)`` of Llama 4's query temperature on NoPE layers
     #: (:func:`posenc.attention.llama4_attn_scale`), else ``None``.
