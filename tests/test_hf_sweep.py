@@ -15,10 +15,10 @@ from __future__ import annotations
 import copy
 import warnings
 
+import hf_sweep
 import pytest
 import torch
 
-import hf_sweep
 from posenc import hf_config as H
 
 #: Families whose layers the meta-device sweep cannot run, checked instead against the

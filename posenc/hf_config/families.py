@@ -73,8 +73,9 @@ class Family:
             receives it (Moshi stores ``sliding_window`` but passes ``None``).
         rotary_dim_key: a top-level key that fixes the rotated width (GPT-J, CodeGen's
             ``rotary_dim``); other families ignore such a key.
-        attention_types: layer types beyond :data:`~posenc.hf_config.families.ATTENTION_TYPES` that rotate q and k
-            (Zaya's ``"hybrid"`` layers).
+        attention_types: layer types beyond
+            :data:`~posenc.hf_config.families.ATTENTION_TYPES` that rotate q and k (Zaya's
+            ``"hybrid"`` layers).
         nope_index_key: a config key listing the indices of layers without RoPE (Mllama's
             ``cross_attention_layers``).
         attention_index_key: a config key listing the indices of the attention layers of
@@ -158,19 +159,17 @@ _NOPE_FULL = frozenset({"full_attention"})
 FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     # --- Llama-like: every layer RoPE, half layout, whole head -------------------------
     **{name: _LLAMA for name in (
-        "apertus", "apertus1p5_text", "arcee", "aria_text", "bitnet", "cosmos3_edge_text",
-        "diffllama", "doge", "emu3_text_model", "esmc", "eurobert", "falcon_h1",
-        "flex_olmo", "gemma", "gpt_neox_japanese", "granite", "granite_docling_text",
-        "granitemoe", "granitemoeshared", "gte",
-        "hy_v3", "hyperclovax", "jais2", "jina_embeddings_v3",
-        "lfm2", "llama", "minicpm3", "minimax_m2", "mistral",
-        "mixtral", "molmo2_text", "nomic_bert",
-        "olmo", "olmo2", "olmoe", "paddleocr_vl_text", "persimmon", "phi",
-        "phi4_multimodal", "phi3", "qwen2", "qwen2_5_omni_text",
-        "qwen2_5_vl_text", "qwen2_moe", "qwen2_vl_text", "qwen3", "qwen3_moe",
-        "qwen3_vl_moe_text", "qwen3_vl_text", "seed_oss", "solar_open", "stablelm",
-        "starcoder2", "step3p5", "step3p7", "timesfm2_5",
-        "voxtral_realtime_text", "falcon", "idefics",
+        "apertus", "apertus1p5_text", "arcee", "aria_text", "bitnet",
+        "cosmos3_edge_text", "diffllama", "doge", "emu3_text_model", "esmc", "eurobert",
+        "falcon", "falcon_h1", "flex_olmo", "gemma", "gpt_neox_japanese", "granite",
+        "granite_docling_text", "granitemoe", "granitemoeshared", "gte", "hy_v3",
+        "hyperclovax", "idefics", "jais2", "jina_embeddings_v3", "lfm2", "llama",
+        "minicpm3", "minimax_m2", "mistral", "mixtral", "molmo2_text", "nomic_bert",
+        "olmo", "olmo2", "olmoe", "paddleocr_vl_text", "persimmon", "phi", "phi3",
+        "phi4_multimodal", "qwen2", "qwen2_5_omni_text", "qwen2_5_vl_text", "qwen2_moe",
+        "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_vl_moe_text", "qwen3_vl_text",
+        "seed_oss", "solar_open", "stablelm", "starcoder2", "step3p5", "step3p7",
+        "timesfm2_5", "voxtral_realtime_text",
     )},
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (

@@ -119,7 +119,7 @@ def _per_type(d: dict) -> tuple[str, dict, bool]:
     a base per type read from its own key (:attr:`Family.type_bases`: Gemma 3, ModernBERT),
     or a head width per type (:attr:`Family.type_head_dim`: Gemma 4).
     """
-    from .families import FAMILIES, family
+    from .families import family
 
     key, raw = _rope_source(d)
     nested = _nested(d, raw)
