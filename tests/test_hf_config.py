@@ -594,3 +594,16 @@ def test_phimoe_length_mscale_matches_the_module(seq_len):
     short, _ = S.longrope(128, 32.0, 4096, short_factor=d["rope_scaling"]["short_factor"],
                           long_factor=d["rope_scaling"]["long_factor"], seq_len=None)
     assert torch.equal(inv, short)  # the short factors, at every length
+
+
+def test_glm4_without_the_key_rotates_half_the_head():
+    """GLM-4's config class defaults partial_rotary_factor to 0.5; a config.json without
+    the key must read the same, interleaved pairs inside the rotated half."""
+    import hf_sweep
+
+    d = {"model_type": "glm4", "hidden_size": 4096, "num_attention_heads": 32,
+         "num_key_value_heads": 2, "head_dim": 128, "num_hidden_layers": 4,
+         "max_position_embeddings": 32768, "rope_theta": 10000.0}
+    specs = H.layer_specs(d)
+    assert {(s.head_dim, s.rotary_dim, s.layout) for s in specs} == {(128, 64, "interleaved")}
+    assert hf_sweep.compare(specs, hf_sweep.observe(hf_config(d))) == []
