@@ -22,7 +22,15 @@ Interactive figures (:mod:`posenc.interactive`) are drawn by Plotly.js. The exte
 this file) into ``<build>/html/_static/`` and adds both, deferred, to each page whose body
 holds an interactive block, so no page loads them from another host and pages without a
 figure do not load them at all. ``posenc_site.css`` (also next to this file) is added to
-every page: the interactive blocks' controls, and code that fits the page on a phone.
+every page: the interactive blocks' controls, code that fits the page on a phone, and link
+colours with enough contrast in both themes.
+
+Accessibility fixes to what the theme and docutils write (axe-core checks every page in
+``tests/test_browser.py``): each sidebar toggle gets a name (``_name_toc_toggles``) and
+bibliography entries a list-item role (``_citation_roles``). MathJax's own accessibility
+extensions stay on (its default): every formula carries hidden MathML for screen readers,
+and the explorer lets a reader walk through a formula from the keyboard; their files are
+copied with the rest of MathJax (``RUNTIME_TREES``).
 
 Enabled in ``_config.yml`` under ``sphinx: local_extensions: {posenc_site: _ext}``.
 """
@@ -119,6 +127,50 @@ def _interactive_scripts(app: Sphinx, pagename, templatename, context, doctree) 
         app.add_js_file(INTERACTIVE_JS, loading_method="defer")
 
 
+def _name_toc_toggles(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Give each expand/collapse toggle of the navigation sidebar an accessible name.
+
+    pydata-sphinx-theme draws a section of the sidebar that has sub-pages as a
+    ``<details>`` whose ``<summary>`` holds only a decorative chevron (``role=
+    "presentation"``), so a screen reader announces a nameless button (axe-core's
+    ``summary-name``, WCAG 4.1.2). The theme's ``generate_toctree_html`` is wrapped so
+    that each such summary is labelled with the page it opens: "Sub-pages of <title>".
+    """
+    generate = context.get("generate_toctree_html")
+    if generate is None or getattr(generate, "posenc_named", False):
+        return
+
+    def named(*args, **kwargs):
+        soup = generate(*args, **kwargs)
+        if isinstance(soup, str):
+            return soup
+        for summary in soup.select("summary"):
+            if summary.get_text(strip=True) or summary.get("aria-label"):
+                continue
+            item = summary.find_parent("li")
+            link = item.find("a", recursive=False) if item is not None else None
+            title = link.get_text(" ", strip=True) if link is not None else "this section"
+            summary["aria-label"] = f"Sub-pages of {title}"
+        return soup
+
+    named.posenc_named = True
+    context["generate_toctree_html"] = named
+
+
+def _citation_roles(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Mark each bibliography entry as a list item, not with the deprecated ARIA role.
+
+    docutils writes the bibliography as ``<div role="list">`` of ``<div
+    role="doc-biblioentry">``; DPUB-ARIA 1.1 deprecates ``doc-biblioentry`` (axe-core's
+    ``aria-deprecated-role``), and a list whose children have no list-item role is
+    malformed (``aria-required-children``, WCAG 1.3.1). ``role="listitem"`` is what
+    DPUB-ARIA 1.1 recommends in its place.
+    """
+    body = context.get("body")
+    if isinstance(body, str) and 'role="doc-biblioentry"' in body:
+        context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
 def _dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
     scripts = context.get("script_files")
     if not isinstance(scripts, list):
@@ -160,4 +212,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _single_page_support)
     app.connect("build-finished", _copy_mathjax)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
+    app.connect("html-page-context", _name_toc_toggles, priority=900)  # after the theme's
+    app.connect("html-page-context", _citation_roles)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,6 +4,7 @@ the figures nbval's run produced (for test_figures.py) and a short site-check su
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -129,13 +130,100 @@ def pytest_configure(config):
         config.pluginmanager.register(_NotebookOutputRecorder(), "posenc-notebook-outputs")
 
 
-@pytest.hookimpl(trylast=True)
+#: Test files that share the session's book build (the ``book_build`` fixture): they run
+#: together, in one xdist group, so the site is built once and checked by one worker.
+SITE_FILES = ("test_book_build.py", "test_browser.py", "test_pdf.py")
+SITE_GROUP = "site"
+#: Files whose module-scoped fixtures run a study: first in the queue after the site, so
+#: the longest units of work start early and the two workers finish together.
+HEAVY_FILES = ("test_experiments.py", "test_grid_experiment.py")
+
+
+def xdist_group_of(item) -> str:
+    """The unit of work an item belongs to under ``--dist loadgroup`` (pyproject.toml).
+
+    ``loadgroup`` sends an item without a group on its own, so every item gets one:
+    the site checks share :data:`SITE_GROUP`; a notebook's nbval cells (which must run in
+    order, in one kernel) and that notebook's figure check (which reuses nbval's outputs)
+    share ``nb-<stem>``; every other test shares its file's group, so module-scoped
+    fixtures run once.
+    """
+    name = item.path.name
+    if name in SITE_FILES:
+        return SITE_GROUP
+    if item.path.suffix == ".ipynb":
+        return f"nb-{item.path.stem}"
+    if name == "test_figures.py" and hasattr(item, "callspec"):
+        return f"nb-{Path(item.callspec.params['path']).stem}"
+    return f"file-{name}"
+
+
+def _rank(item) -> int:
+    group = xdist_group_of(item)
+    if group == SITE_GROUP:
+        return 0
+    if item.path.name in HEAVY_FILES:
+        return 1
+    if group.startswith("nb-"):
+        return 2
+    return 3
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Run the figure checks after the notebooks, so they can reuse nbval's execution."""
-    figures = [i for i in items if i.path.name == "test_figures.py"]
-    if figures:
-        rest = [i for i in items if i.path.name != "test_figures.py"]
-        items[:] = rest + figures
+    """Order the run and group it for pytest-xdist (``-n 2 --dist loadgroup``).
+
+    * Each notebook's figure check runs right after that notebook's cells, so it can reuse
+      nbval's execution (``EXECUTED``), in the same worker.
+    * Longest units first: the site group (build, browser, PDF), then the studies, then
+      the notebooks, then the rest in file order. xdist hands out units in this order.
+    * Every item is marked with its :func:`xdist_group_of` (runs before xdist's own hook,
+      which appends the group to the node id; without xdist the marks do nothing).
+
+    The order is a pure function of the collection, so every worker collects the same.
+    """
+    figures = {
+        Path(i.callspec.params["path"]).resolve(): i
+        for i in items if i.path.name == "test_figures.py" and hasattr(i, "callspec")
+    }
+    ordered = []
+    for here, after in zip(items, [*items[1:], None], strict=True):
+        if here.path.name == "test_figures.py" and hasattr(here, "callspec"):
+            continue
+        ordered.append(here)
+        last_cell = here.path.suffix == ".ipynb" and (after is None or after.path != here.path)
+        if last_cell and here.path.resolve() in figures:
+            ordered.append(figures.pop(here.path.resolve()))
+    ordered += list(figures.values())  # notebooks not collected: figure checks run nbclient
+    ordered.sort(key=_rank)  # stable: file and cell order kept within a rank
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in ordered:
+            item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+    items[:] = ordered
+
+
+def pytest_sessionfinish(session):
+    """On an xdist worker, hand this worker's :data:`SITE_REPORT` to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["site_report"] = json.dumps(SITE_REPORT, default=sorted)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """On the xdist controller, merge each worker's report (figure counts add up)."""
+    report = json.loads(getattr(node, "workeroutput", {}).get("site_report", "{}"))
+    for key, value in report.items():
+        mine = SITE_REPORT.get(key)
+        if key == "figures" and isinstance(mine, dict):
+            for field in ("notebooks", "compared", "seconds"):
+                mine[field] = round(mine[field] + value[field], 1)
+            mine["max RMS"] = max(mine["max RMS"], value["max RMS"])
+            mine["fresh run from"] = sorted(
+                set(mine["fresh run from"]) | set(value["fresh run from"])
+            )
+        else:
+            SITE_REPORT[key] = value
 
 
 def pytest_terminal_summary(terminalreporter):
