@@ -35,6 +35,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
 from conftest import (
     BOOK,
     INSTALL_CELL,
@@ -71,23 +72,48 @@ AXE_OPTIONS = {
     "resultTypes": ["violations"],
     "preload": False,
 }
-#: Each page is checked in three runs of axe (one injection): every WCAG rule but
-#: ``color-contrast`` on the whole page; then ``color-contrast``, by far the slowest rule,
-#: in the light theme and again in the dark one (the only rule the theme's colours
-#: change). The contrast runs leave out MathJax's assistive MathML (``mjx-assistive-mml``):
-#: that copy of each formula is clipped to one pixel for screen readers only, so it has
-#: no visible text whose contrast could fail (axe would skip it as hidden), but on a
-#: page full of formulas finding that out is a third of the rule's time. The formulas
-#: as drawn are checked, and every other rule reads the assistive MathML as well.
+#: Heading order and landmarks: axe files these under "best-practice", not under a WCAG
+#: tag, so they are named here. All of them run, except ``region`` (all content inside
+#: some landmark): sphinx-book-theme's template puts the book's title link at the top of
+#: the sidebar outside its ``<nav>``, and this project does not override theme templates;
+#: the same link is the first entry of the navigation, which is a landmark.
+STRUCTURE_RULES = (
+    "heading-order", "empty-heading", "page-has-heading-one", "landmark-one-main",
+    "landmark-unique", "landmark-no-duplicate-banner", "landmark-no-duplicate-contentinfo",
+    "landmark-no-duplicate-main", "landmark-main-is-top-level",
+    "landmark-banner-is-top-level", "landmark-contentinfo-is-top-level",
+    "landmark-complementary-is-top-level",
+)
+#: Each page is checked in four runs of axe (one injection): every WCAG rule but
+#: ``color-contrast`` on the whole page; ``color-contrast``, by far the slowest rule, in
+#: the light theme; the heading and landmark rules; and ``color-contrast`` again in the
+#: dark theme (the only rule the theme's colours change).
+#:
+#: The contrast runs leave out two things that would only repeat a check:
+#:
+#: * MathJax's assistive MathML (``mjx-assistive-mml``): that copy of each formula is
+#:   clipped to one pixel for screen readers only, so it has no visible text whose
+#:   contrast could fail (axe would skip it as hidden), but on a page full of formulas
+#:   finding that out is a third of the rule's time. The formulas as drawn are checked,
+#:   and every other rule reads the assistive MathML as well.
+#: * A highlighted code token whose class was checked on an earlier page of the crawl
+#:   (:data:`_MARK_SEEN_CODE`). A token's colours are those of its Pygments class on the
+#:   code block's own background, the same on every page, so each class (and each block's
+#:   plain text, the ``<pre>``) is checked in both themes where it first appears; checking
+#:   the thousands of repeats was most of the crawl's time.
+SEEN_CODE = "data-axe-seen"
+CONTRAST_CONTEXT = {"exclude": [["mjx-assistive-mml"], [f"[{SEEN_CODE}]"]]}
 AXE_RUNS = {
     "axe": (None, {**AXE_OPTIONS, "rules": {"color-contrast": {"enabled": False}}}, False),
     "axe, contrast": (
-        {"exclude": [["mjx-assistive-mml"]]},
+        CONTRAST_CONTEXT,
         {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
         False,
     ),
+    "axe, headings and landmarks": (None, {**AXE_OPTIONS, "runOnly": {
+        "type": "rule", "values": list(STRUCTURE_RULES)}}, False),
     "axe, dark theme": (
-        {"exclude": [["mjx-assistive-mml"]]},
+        CONTRAST_CONTEXT,
         {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
         True,
     ),
@@ -228,6 +254,21 @@ async ([context, options, dark]) => {
 """
 
 
+# Marks each highlighted code token whose class is in ``seen`` (checked on an earlier
+# page) so that the contrast runs skip it; returns the classes met here for the first time.
+_MARK_SEEN_CODE = r"""
+([seen, attr]) => {
+  const known = new Set(seen), fresh = [];
+  for (const span of document.querySelectorAll("div.highlight pre span")) {
+    const key = span.className || "(no class)";
+    if (known.has(key)) span.setAttribute(attr, "");
+    else { known.add(key); fresh.push(key); }
+  }
+  return fresh;
+}
+"""
+
+
 @functools.cache
 def axe_script() -> str:
     """axe-core's ``axe.min.js``, as shipped by the pinned ``axe-playwright-python``."""
@@ -239,9 +280,14 @@ def axe_script() -> str:
     return AXE_SCRIPT
 
 
-def axe_violations(page) -> dict[str, list[str]]:
+def axe_violations(page, seen_code: set[str]) -> dict[str, list[str]]:
     """axe-core's WCAG 2.1 A/AA violations on the page now open, per run of
-    :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme)."""
+    :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme).
+
+    ``seen_code``: the code-token classes whose contrast earlier pages checked; the
+    classes this page shows for the first time are added to it.
+    """
+    seen_code.update(page.evaluate(_MARK_SEEN_CODE, [sorted(seen_code), SEEN_CODE]))
     page.evaluate(axe_script())
     found = {}
     for kind, (context, options, dark) in AXE_RUNS.items():
@@ -299,6 +345,7 @@ def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
             record("failed request", f"{req.url} ({req.failure})")
 
     page.on("requestfailed", failed)
+    seen_code: set[str] = set()
     page.on(
         "response",
         lambda resp: resp.status >= 400 and record("HTTP error", f"{resp.status} {resp.url}"),
@@ -323,7 +370,7 @@ def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
         rec.sideways = page.evaluate(_SIDEWAYS)  # at 1280 px, before axe touches the page
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
-        for kind, lines in axe_violations(page).items():
+        for kind, lines in axe_violations(page, seen_code).items():
             for line in lines:
                 rec.add(kind, line)
     page.goto("about:blank")  # deliver the last page's remaining events
