@@ -1,6 +1,6 @@
 """Benchmarks for ``posenc`` and the book: one command, one table.
 
-    python benchmarks/run.py            # micro-benchmarks and book timings (about 8 minutes)
+    python benchmarks/run.py            # micro-benchmarks and book timings (10-15 minutes)
     python benchmarks/run.py --study    # ... and the full extrapolation study (16 more minutes)
     python benchmarks/run.py --quick    # micro-benchmarks only (about 1–2 minutes)
     python benchmarks/run.py --readme   # ... and copy the table into README.md's Benchmarks section

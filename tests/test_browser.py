@@ -35,7 +35,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-
 from conftest import (
     BOOK,
     INSTALL_CELL,
