@@ -5,6 +5,16 @@
  * Plotly.js are served by the site itself (_ext/posenc_site.py copies them into _static),
  * so the figures work offline. Once a plot is drawn, the controls are shown and the static
  * PNG fallback in the same notebook output is hidden.
+ *
+ * Accessibility (WCAG 2.1 AA; tests/test_browser.py checks it): the slider is a native
+ * <input type="range">, so Tab reaches it and the arrow keys, Home/End and Page Up/Down
+ * move it. Its accessible name is its <label>; aria-valuetext makes a screen reader say
+ * the parameter's value ("base = 10,000") rather than the step index. The <output>
+ * next to it is a polite live region, so the new value is announced when it changes, and
+ * the plot is one image (role="img") whose label names the axes and the current value;
+ * Plotly's SVG inside it is hidden from assistive technology. All of this is set here,
+ * not in the notebook's HTML, because the controls exist only once this script runs
+ * (without JavaScript the static PNG, with its alt text, is the figure).
  */
 (function () {
   "use strict";
@@ -24,6 +34,11 @@
     });
   }
 
+  function axisTitle(axis) {
+    var title = (axis && axis.title) || "";
+    return typeof title === "string" ? title : (title.text || "");
+  }
+
   function mount(id, spec) {
     var root = document.getElementById(id);
     if (!root || !window.Plotly || root.dataset.mounted) return;
@@ -34,10 +49,26 @@
                                spec.layout);
     var config = { responsive: true, displaylogo: false, displayModeBar: false };
 
+    var axes = axisTitle(spec.layout.yaxis) + " against " + axisTitle(spec.layout.xaxis);
+    var curves = spec.traces.length > 1 ? " (" + spec.traces.join("; ") + ")" : "";
+    root.setAttribute("role", "group");
+    root.setAttribute("aria-label", "Interactive figure: " + axes + ", one slider: "
+                      + spec.param);
+    value.setAttribute("aria-live", "polite");
+    plot.setAttribute("role", "img");
+
     function draw(index) {
-      value.textContent = spec.steps[index].label;
+      var label = spec.steps[index].label;
+      var said = spec.param + " = " + label;
+      value.textContent = label;
+      input.setAttribute("aria-valuetext", said);
+      plot.setAttribute("aria-label", axes + curves + ", at " + said);
       root.dataset.step = String(index);
-      return window.Plotly.react(plot, traces(spec, index), layout, config);
+      return window.Plotly.react(plot, traces(spec, index), layout, config).then(function () {
+        plot.querySelectorAll("svg").forEach(function (svg) {
+          svg.setAttribute("aria-hidden", "true");
+        });
+      });
     }
 
     draw(spec.start).then(function () {

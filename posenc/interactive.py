@@ -12,6 +12,13 @@ A :class:`SliderFigure` holds a small grid of values computed in advance by ``po
   reader without JavaScript (and for a notebook front end without Plotly.js). Once the
   interactive plot is drawn, a script hides that PNG.
 
+For keyboard and screen-reader use the slider is a native range input named by its
+``<label>``; the site's script (``_ext/posenc_interactive.js``) adds, once it draws the plot,
+``aria-valuetext`` (``"<param> = <value label>"``, so a screen reader says the value, not
+the step index), a polite live region for the value, and a text label on the plot. The
+static PNG's alt text comes from the cell's metadata (``{"mystnb": {"image": {"alt": ...}}}``,
+see CONTRIBUTING.md), as for any figure.
+
 Committed notebook outputs must be identical on every run (strict ``nbval``), so the HTML
 carries no random ids: the element ids come from the figure's ``name``, every number is
 rounded to ``digits`` significant digits and the JSON is written with sorted keys.

@@ -8,7 +8,9 @@ one page (internal links become ``#anchor`` links on that page); the page is ser
 127.0.0.1 and opened in Debian's Chromium (the browser the site tests use, driven by
 Playwright; nothing is downloaded), which waits until MathJax has typeset every formula
 and the interactive figures are drawn, then prints it to PDF with bookmarks. Links inside
-the page become links inside the PDF.
+the page become links inside the PDF. On paper the text is narrower than on screen, so
+every printed output or table wider than the page gets a font just small enough for its
+longest line to fit (down to MIN_PRINT_FONT_PX): a column table keeps one row per line.
 
 The single page uses the same committed notebook outputs as the site. Exit status 0 and
 the PDF's path on success; a non-zero status with the reason otherwise.
@@ -68,6 +70,40 @@ async () => {
   for (const el of document.querySelectorAll(".posenc-interactive-plot")) {
     await window.Plotly.Plots.resize(el);
   }
+}
+"""
+#: The smallest font size, in CSS pixels, a wide output or table is shrunk to on paper
+#: (6.5 px is about 4.9 pt: the size of a dense printed table's footnotes).
+MIN_PRINT_FONT_PX = 6.5
+#: Runs in the page laid out for print: every printed output (``pre``) or table wider than
+#: its box gets a smaller font, just small enough for its longest line or row to fit, so
+#: a column table keeps one row per line instead of wrapping each row in the middle. Only
+#: what is still too wide at MIN_PRINT_FONT_PX wraps (by the site's CSS: outputs wrap,
+#: code stays within 88 characters). Returns how many blocks were shrunk.
+_FIT_WIDE_BLOCKS = r"""
+(minPx) => {
+  let shrunk = 0;
+  const fit = (el, box, measure) => {
+    const style = getComputedStyle(el);
+    const pad = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+    const avail = box.clientWidth - pad, need = measure() - pad;
+    if (need <= avail + 1 || avail <= 0) return;
+    const size = parseFloat(style.fontSize);
+    el.style.fontSize = Math.max(minPx, Math.floor(size * avail / need * 0.98 * 10) / 10) + "px";
+    shrunk += 1;
+  };
+  for (const pre of document.querySelectorAll("div.cell_output pre, div.output pre")) {
+    if (!pre.offsetParent) continue;
+    pre.style.whiteSpace = "pre";  // measure the longest line unwrapped
+    fit(pre, pre, () => pre.scrollWidth);
+    pre.style.whiteSpace = "";
+  }
+  for (const table of document.querySelectorAll("article table")) {
+    const box = table.parentElement;
+    if (!table.offsetParent || !box) continue;
+    fit(table, box, () => table.scrollWidth);
+  }
+  return shrunk;
 }
 """
 #: A4 (210 mm) less the 14 mm side margins, in CSS pixels (96 per inch).
@@ -147,6 +183,7 @@ def print_pdf(page_dir: Path, output: Path) -> None:
                 if missing:
                     raise RuntimeError(f"interactive figures not drawn: {missing}")
                 page.evaluate(_RESIZE)
+                page.evaluate(_FIT_WIDE_BLOCKS, MIN_PRINT_FONT_PX)
                 output.parent.mkdir(parents=True, exist_ok=True)
                 page.pdf(path=str(output), format="A4", print_background=True, outline=True,
                          tagged=True, margin={"top": "16mm", "bottom": "16mm",

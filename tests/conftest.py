@@ -4,6 +4,7 @@ the figures nbval's run produced (for test_figures.py) and a short site-check su
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -126,13 +127,28 @@ def pytest_configure(config):
         config.pluginmanager.register(_NotebookOutputRecorder(), "posenc-notebook-outputs")
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session, config, items):
-    """Run the figure checks after the notebooks, so they can reuse nbval's execution."""
-    figures = [i for i in items if i.path.name == "test_figures.py"]
-    if figures:
-        rest = [i for i in items if i.path.name != "test_figures.py"]
-        items[:] = rest + figures
+def pytest_sessionfinish(session):
+    """On an xdist worker, hand this worker's :data:`SITE_REPORT` to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["site_report"] = json.dumps(SITE_REPORT, default=sorted)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """On the xdist controller, merge each worker's report (figure counts add up)."""
+    report = json.loads(getattr(node, "workeroutput", {}).get("site_report", "{}"))
+    for key, value in report.items():
+        mine = SITE_REPORT.get(key)
+        if key == "figures" and isinstance(mine, dict):
+            for field in ("notebooks", "compared", "seconds"):
+                mine[field] = round(mine[field] + value[field], 1)
+            mine["max RMS"] = max(mine["max RMS"], value["max RMS"])
+            mine["fresh run from"] = sorted(
+                set(mine["fresh run from"]) | set(value["fresh run from"])
+            )
+        else:
+            SITE_REPORT[key] = value
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -5,9 +5,13 @@ thread-based ``http.server`` and every HTML page is loaded once. The crawl recor
 the HTTP status, uncaught page errors, console errors, failed requests and every request to
 a host other than localhost (Chromium is told that no other host resolves); the math
 containers MathJax rendered, TeX errors, and any raw ``$$``/``\\(``/``\\[`` left in the
-text; every ``<img>`` and whether it loaded; every link and every element id. The tests
-below then check one property each on that shared record, so a failure names the page and
-the problem.
+text; every ``<img>``, whether it loaded and its alt text; every link and every element
+id; code, output and tables that scroll sideways at the crawl's 1280 px width; and what
+axe-core (the accessibility engine; its script ships in the pinned
+``axe-playwright-python`` package, so nothing is fetched) reports against WCAG 2.1 A and
+AA, in the light theme and again, for colour contrast, in the dark one. The tests below
+then check one property each on that shared record, so a failure names the page and the
+problem.
 
 The browser is Debian's ``chromium`` (``.ci/run`` installs it with apt); Playwright's own
 browser download is never used. Where no browser can be found the tests fail with a clear
@@ -53,6 +57,67 @@ PAGE_TIMEOUT_MS = 30_000
 #: The search term the site must find; the RoPE chapter(s) must be among the hits.
 SEARCH_TERM = "RoPE"
 RAW_TEX = ("$$", "\\(", "\\[")
+
+#: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: Options for ``axe.run`` on every page. No rule is disabled. ``preload: false`` keeps
+#: axe from fetching the stylesheets itself: its CSSOM preload resolves the theme's
+#: ``@import "../basic.css"`` against the page's URL instead of the stylesheet's, so it
+#: requests ``book/basic.css`` (a 404 the crawl would report against the site). The one
+#: rule that needs that preload, ``css-orientation-lock`` (WCAG 1.3.4), then has nothing
+#: to read; test_no_stylesheet_locks_the_orientation checks the same thing (no
+#: ``orientation`` media query in any stylesheet the site serves) on the files.
+AXE_OPTIONS = {
+    "runOnly": {"type": "tag", "values": WCAG_TAGS},
+    "resultTypes": ["violations"],
+    "preload": False,
+}
+#: Heading order and landmarks: axe files these under "best-practice", not under a WCAG
+#: tag, so they are named here. All of them run, except ``region`` (all content inside
+#: some landmark): sphinx-book-theme's template puts the book's title link at the top of
+#: the sidebar outside its ``<nav>``, and this project does not override theme templates;
+#: the same link is the first entry of the navigation, which is a landmark.
+STRUCTURE_RULES = (
+    "heading-order", "empty-heading", "page-has-heading-one", "landmark-one-main",
+    "landmark-unique", "landmark-no-duplicate-banner", "landmark-no-duplicate-contentinfo",
+    "landmark-no-duplicate-main", "landmark-main-is-top-level",
+    "landmark-banner-is-top-level", "landmark-contentinfo-is-top-level",
+    "landmark-complementary-is-top-level",
+)
+#: Each page is checked in four runs of axe (one injection): every WCAG rule but
+#: ``color-contrast`` on the whole page; ``color-contrast``, by far the slowest rule, in
+#: the light theme; the heading and landmark rules; and ``color-contrast`` again in the
+#: dark theme (the only rule the theme's colours change).
+#:
+#: The contrast runs leave out two things that would only repeat a check:
+#:
+#: * MathJax's assistive MathML (``mjx-assistive-mml``): that copy of each formula is
+#:   clipped to one pixel for screen readers only, so it has no visible text whose
+#:   contrast could fail (axe would skip it as hidden), but on a page full of formulas
+#:   finding that out is a third of the rule's time. The formulas as drawn are checked,
+#:   and every other rule reads the assistive MathML as well.
+#: * A highlighted code token whose class was checked on an earlier page of the crawl
+#:   (:data:`_MARK_SEEN_CODE`). A token's colours are those of its Pygments class on the
+#:   code block's own background, the same on every page, so each class (and each block's
+#:   plain text, the ``<pre>``) is checked in both themes where it first appears; checking
+#:   the thousands of repeats was most of the crawl's time.
+SEEN_CODE = "data-axe-seen"
+CONTRAST_CONTEXT = {"exclude": [["mjx-assistive-mml"], [f"[{SEEN_CODE}]"]]}
+AXE_RUNS = {
+    "axe": (None, {**AXE_OPTIONS, "rules": {"color-contrast": {"enabled": False}}}, False),
+    "axe, contrast": (
+        CONTRAST_CONTEXT,
+        {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
+        False,
+    ),
+    "axe, headings and landmarks": (None, {**AXE_OPTIONS, "runOnly": {
+        "type": "rule", "values": list(STRUCTURE_RULES)}}, False),
+    "axe, dark theme": (
+        CONTRAST_CONTEXT,
+        {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
+        True,
+    ),
+}
 
 
 def no_browser(reason: str):
@@ -114,6 +179,10 @@ class PageRecord:
     math: int = 0
     math_rendered: int = 0
     images: list[tuple[str, bool]] = field(default_factory=list)
+    alts: list[tuple[str, str | None]] = field(default_factory=list)
+    math_spoken: int = 0
+    sideways: list[str] = field(default_factory=list)
+    math_containers: int = 0
     links: list[str] = field(default_factory=list)
     ids: set[str] = field(default_factory=set)
 
@@ -153,12 +222,81 @@ async (rawTex) => {
         .map((e) => e.getAttribute("data-mjx-error") || e.textContent),
     raw: raw,
     images: imgs.map((i) => [i.currentSrc || i.src, i.complete && i.naturalWidth > 0]),
+    alts: imgs.map((i) => [i.currentSrc || i.src, i.getAttribute("alt")]),
+    mathSpoken: Array.from(document.querySelectorAll("mjx-container")).filter((m) =>
+        m.querySelector("mjx-assistive-mml math")
+        && m.querySelector(":scope > mjx-math[aria-hidden='true']")).length,
+    mathContainers: document.querySelectorAll("mjx-container").length,
     links: Array.from(document.querySelectorAll("a[href]")).map((a) => a.href),
     ids: Array.from(document.querySelectorAll("[id], a[name]"))
         .map((e) => e.id || e.getAttribute("name")),
   };
 }
 """
+
+
+# Runs axe-core (injected just before) on the whole page and returns its violations, one
+# line per element. With ``dark`` set, the page is first switched to the theme's dark
+# mode the way its own toggle does it (``data-mode``/``data-theme`` on <html>).
+_AXE_RUN = r"""
+async ([context, options, dark]) => {
+  if (dark && document.documentElement.dataset.theme !== "dark") {
+    document.documentElement.dataset.mode = "dark";
+    document.documentElement.dataset.theme = "dark";
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  }
+  const result = await axe.run(context || document, options);
+  return result.violations.map((v) => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map((n) => n.target.join(" ") + " " + n.html.slice(0, 160)),
+  }));
+}
+"""
+
+
+# Marks each highlighted code token whose class is in ``seen`` (checked on an earlier
+# page) so that the contrast runs skip it; returns the classes met here for the first time.
+_MARK_SEEN_CODE = r"""
+([seen, attr]) => {
+  const known = new Set(seen), fresh = [];
+  for (const span of document.querySelectorAll("div.highlight pre span")) {
+    const key = span.className || "(no class)";
+    if (known.has(key)) span.setAttribute(attr, "");
+    else { known.add(key); fresh.push(key); }
+  }
+  return fresh;
+}
+"""
+
+
+@functools.cache
+def axe_script() -> str:
+    """axe-core's ``axe.min.js``, as shipped by the pinned ``axe-playwright-python``."""
+    try:
+        from axe_playwright_python.base import AXE_SCRIPT
+    except ImportError:  # a Python requirement, not a system tool: always an error
+        pytest.fail("axe-playwright-python is not installed (pip install -r requirements.txt)",
+                    pytrace=False)
+    return AXE_SCRIPT
+
+
+def axe_violations(page, seen_code: set[str]) -> dict[str, list[str]]:
+    """axe-core's WCAG 2.1 A/AA violations on the page now open, per run of
+    :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme).
+
+    ``seen_code``: the code-token classes whose contrast earlier pages checked; the
+    classes this page shows for the first time are added to it.
+    """
+    seen_code.update(page.evaluate(_MARK_SEEN_CODE, [sorted(seen_code), SEEN_CODE]))
+    page.evaluate(axe_script())
+    found = {}
+    for kind, (context, options, dark) in AXE_RUNS.items():
+        found[kind] = [
+            f"{v['id']} ({v['impact']}): {v['help']}; " + " | ".join(v["nodes"][:5])
+            + (f" | ... {len(v['nodes']) - 5} more" if len(v["nodes"]) > 5 else "")
+            for v in page.evaluate(_AXE_RUN, [context, options, dark])
+        ]
+    return found
 
 
 def site_pages(html: Path) -> list[str]:
@@ -207,6 +345,7 @@ def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
             record("failed request", f"{req.url} ({req.failure})")
 
     page.on("requestfailed", failed)
+    seen_code: set[str] = set()
     page.on(
         "response",
         lambda resp: resp.status >= 400 and record("HTTP error", f"{resp.status} {resp.url}"),
@@ -226,8 +365,14 @@ def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
         for snippet in info["raw"]:
             rec.add("raw TeX", snippet)
         rec.images = [(src, ok) for src, ok in info["images"]]
+        rec.alts = [(src, alt) for src, alt in info["alts"]]
+        rec.math_spoken, rec.math_containers = info["mathSpoken"], info["mathContainers"]
+        rec.sideways = page.evaluate(_SIDEWAYS)  # at 1280 px, before axe touches the page
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
+        for kind, lines in axe_violations(page, seen_code).items():
+            for line in lines:
+                rec.add(kind, line)
     page.goto("about:blank")  # deliver the last page's remaining events
     # A request still in flight when the crawl moves on (typically the favicon, which
     # Chromium fetches after "load") is aborted by the navigation, not by the site: fetch
@@ -295,6 +440,61 @@ def test_math_is_rendered_by_local_mathjax(crawl):
     assert not problems, "TeX problems:\n" + problems
     assert sum(rec.math for rec in crawl.values()) > 0, "no math on any page"
     assert crawl["book/notation.html"].math_rendered > 0
+
+
+def test_axe_finds_no_wcag_violations(crawl):
+    """WCAG 2.1 A and AA, as axe-core checks them, on every page; contrast in both themes."""
+    problems = _failures(crawl, tuple(AXE_RUNS))
+    assert not problems, "axe-core (WCAG 2.1 A/AA) reports:\n" + problems
+
+
+def test_no_stylesheet_locks_the_orientation(site):
+    """WCAG 1.3.4 (what axe's css-orientation-lock checks, see AXE_OPTIONS): no stylesheet
+    the site serves has an ``orientation`` media query that could fix the page's layout to
+    portrait or landscape."""
+    _, html = site
+    sheets = sorted(html.rglob("*.css"))
+    assert sheets, "no stylesheets in the build"
+    locked = [
+        p.relative_to(html).as_posix() for p in sheets
+        if re.search(r"@media[^{]*orientation", p.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert not locked, f"stylesheets with an orientation media query: {locked}"
+
+
+def test_math_is_readable_by_screen_readers(crawl, site):
+    """MathJax's assistive MathML (on by default in its tex-mml-chtml component): each
+    typeset formula carries hidden MathML for screen readers and hides its drawn glyphs
+    from them. The explorer (MathJax menu, Accessibility) is served locally too."""
+    _, html = site
+    unspoken = {
+        path: f"{rec.math_spoken}/{rec.math_containers}"
+        for path, rec in crawl.items() if rec.math_spoken != rec.math_containers
+    }
+    assert not unspoken, f"formulas without assistive MathML (with/total): {unspoken}"
+    assert crawl["book/notation.html"].math_spoken > 0
+    mathjax = html / "_static" / "mathjax"
+    for needed in ("a11y/assistive-mml.js", "a11y/explorer.js", "a11y/semantic-enrich.js",
+                   "sre/mathmaps/en.json"):
+        assert (mathjax / needed).is_file(), f"MathJax accessibility file not served: {needed}"
+
+
+def test_every_figure_has_alt_text_on_its_page(crawl):
+    """A figure's ``alt`` says what it shows (from the cell metadata, tests/test_alt_text.py)
+    and is never the image's file name, which Sphinx writes when a cell has none."""
+    from test_alt_text import alt_problem
+
+    bad = [
+        f"{path}: {src.rsplit('/', 1)[-1][:16]}...: {alt_problem(alt)}"
+        for path, rec in crawl.items() for src, alt in rec.alts
+        if "/_images/" in src and alt_problem(alt)
+    ]
+    others = [
+        f"{path}: {src}: no alt attribute"
+        for path, rec in crawl.items() for src, alt in rec.alts
+        if "/_images/" not in src and alt is None
+    ]
+    assert not bad + others, "images without meaningful alt text:\n" + "\n".join(bad + others)
 
 
 def test_every_image_loads(crawl):
@@ -407,15 +607,9 @@ _SIDEWAYS = r"""
 
 
 @pytest.mark.parametrize("path", width_params(toc_pages()))
-def test_no_code_output_or_table_scrolls_sideways_at_1280(site, browser, path):
-    base, _ = site
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    try:
-        page.goto(base + path, wait_until="load")
-        page.evaluate("async () => { await document.fonts.ready; }")
-        wide = page.evaluate(_SIDEWAYS)
-    finally:
-        page.close()
+def test_no_code_output_or_table_scrolls_sideways_at_1280(crawl, path):
+    """Measured by the crawl, whose window is 1280 px wide, once the page has loaded."""
+    wide = crawl[path].sideways
     assert not wide, f"{path}: blocks that scroll sideways at 1280 px:\n" + "\n".join(wide)
 
 
@@ -470,14 +664,33 @@ _FIGURE_STATE = r"""
     controls: !document.querySelector("#" + id + " .posenc-interactive-controls").hidden,
     fallbackShown: Array.from(document.getElementById(id).closest(".cell_output")
         .querySelectorAll("img")).filter((i) => i.offsetParent !== null).length,
+    valuetext: document.getElementById(id + "-input").getAttribute("aria-valuetext"),
+    name: document.getElementById(id + "-input").labels[0].textContent,
+    tabIndex: document.getElementById(id + "-input").tabIndex,
+    live: document.getElementById(id + "-value").getAttribute("aria-live"),
+    plotRole: plot.getAttribute("role"),
+    plotLabel: plot.getAttribute("aria-label"),
+    svgHidden: Array.from(plot.querySelectorAll("svg"))
+        .every((g) => g.getAttribute("aria-hidden") === "true"),
+    steps: Number(document.getElementById(id + "-input").max) + 1,
   };
 }
 """
 
 
+def _announced(state: dict) -> str:
+    """What the slider says to a screen reader: "<param> = <value label>"."""
+    return f"{state['name']} = {state['label']}"
+
+
 def test_interactive_figures_move_with_their_slider(site, browser):
     """Each interactive figure draws, shows its slider, hides the static copy, and redraws
-    with other values when the slider moves one step (keyboard, as a reader would)."""
+    with other values when the slider moves one step (keyboard, as a reader would).
+
+    From the keyboard and for a screen reader: the slider is in the tab order and named by
+    its label; it announces "<param> = <value>" (``aria-valuetext``), not its step index,
+    and the value next to it is a live region; Home and End reach the first and last
+    step; the plot is one labelled image that names the value shown, its SVG hidden."""
     base, html = site
     pages = interactive_pages(html)
     figures = 0
@@ -503,6 +716,23 @@ def test_interactive_figures_move_with_their_slider(site, browser):
                 )
                 after = page.evaluate(_FIGURE_STATE, ident)
                 assert after["data"] != before["data"], f"{path}#{ident}: data did not change"
+                where = f"{path}#{ident}"
+                assert before["tabIndex"] >= 0, f"{where}: slider not in the tab order"
+                for state in (before, after):
+                    assert state["valuetext"] == _announced(state), (where, state["valuetext"])
+                    assert state["plotRole"] == "img" and state["svgHidden"], where
+                    assert state["plotLabel"].endswith(f"at {_announced(state)}"), (
+                        where, state["plotLabel"])
+                assert after["live"] == "polite", f"{where}: the value is not announced"
+                ends = []
+                for key in ("End", "Home"):
+                    page.keyboard.press(key)
+                    page.wait_for_function(
+                        f"(s) => document.getElementById({ident!r}).dataset.step === s",
+                        arg="0" if key == "Home" else str(after["steps"] - 1),
+                    )
+                    ends.append(page.evaluate(_FIGURE_STATE, ident)["valuetext"])
+                assert ends[0] != ends[1], f"{where}: Home and End reach the same step"
     finally:
         page.close()
     SITE_REPORT["browser: interactive figures moved"] = figures
@@ -634,7 +864,12 @@ BROKEN_PAGE = r"""<!DOCTYPE html><html><head><title>broken</title>
 <img src="missing.png" alt="gone">
 <a href="target.html#here">ok</a> <a href="target.html#nowhere">bad anchor</a>
 <a href="gone.html">bad file</a>
+<button></button>
 <script>throw new Error("boom");</script></body></html>"""
+#: A page with nothing wrong, axe-core included (language, title, a main landmark).
+CLEAN_PAGE = """<!DOCTYPE html><html lang="en"><head><title>target</title>
+<link rel="icon" href="data:,"></head>
+<body><main><h1>Target</h1><p id="here">target</p></main></body></html>"""
 
 
 def test_the_crawl_catches_broken_pages(browser, tmp_path):
@@ -642,8 +877,7 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
     (tmp_path / "broken.html").write_text(BROKEN_PAGE, encoding="utf-8")
     # An inline icon: without one Chromium fetches /favicon.ico after "load", and whether
     # that 404 is logged before the crawl moves on is a race (the real site serves one).
-    (tmp_path / "target.html").write_text('<link rel="icon" href="data:,">'
-                                          '<p id="here">target</p>', encoding="utf-8")
+    (tmp_path / "target.html").write_text(CLEAN_PAGE, encoding="utf-8")
     handler = functools.partial(_QuietHandler, directory=str(tmp_path))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -655,7 +889,11 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
         server.shutdown()
         server.server_close()
     rec = records["broken.html"]
-    assert {"uncaught error", "third-party request", "raw TeX", "HTTP error"} <= set(rec.problems)
+    assert {"uncaught error", "third-party request", "raw TeX", "HTTP error", "axe"} <= set(
+        rec.problems
+    )
+    assert any(m.startswith("button-name (critical)") for m in rec.problems["axe"])
+    assert any(m.startswith("html-has-lang") for m in rec.problems["axe"])
     assert any("cdn.example.org" in m for m in rec.problems["third-party request"])
     assert rec.math == 1 and rec.math_rendered == 0
     assert [ok for _, ok in rec.images] == [False]

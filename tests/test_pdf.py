@@ -1,10 +1,12 @@
 """The whole book as one PDF (scripts/build_pdf.py, the README's PDF command).
 
-The PDF is built once per session into a temporary folder, exactly as the README's command
-builds it (Sphinx's single page, printed by Debian's Chromium), then read back with
-poppler's ``pdfinfo`` and ``pdftotext`` (apt package ``poppler-utils``, installed by
-``.ci/run``). It must have a book's length, every chapter's title in its text, math
-typeset (no raw ``$$``, ``\\frac``, ``\\(`` or ``\\[`` left) and links inside the document.
+The PDF is built once per session as the README's command builds it (Sphinx's single
+page, printed by Debian's Chromium), into the session's book build (the ``book_build``
+fixture), so Sphinx reuses the doctrees that build has just read instead of reading every
+notebook again; it is then read back with poppler's ``pdfinfo`` and ``pdftotext`` (apt
+package ``poppler-utils``, installed by ``.ci/run``). It must have a book's length, every
+chapter's title in its text, math typeset (no raw ``$$``, ``\\frac``, ``\\(`` or ``\\[``
+left), links inside the document, and wide printed outputs whose rows read as rows.
 Without Chromium or poppler the tests are skipped with a message, or fail under ``CI=true``.
 """
 
@@ -14,6 +16,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 from conftest import BOOK, SITE_REPORT, load_build_pdf, missing_tool, toc_pages
@@ -25,28 +28,36 @@ RAW_TEX = ("$$", "\\frac", "\\(", "\\[", "\\begin{")
 
 
 @pytest.fixture(scope="module")
-def pdf(tmp_path_factory):
-    """``(path, text, pdfinfo fields)`` of a fresh build of the book's PDF."""
+def pdf(book_build, tmp_path_factory):
+    """``(path, text, layout text, pdfinfo fields)`` of a fresh build of the book's PDF."""
     build_pdf = load_build_pdf()
     if build_pdf.find_chromium() is None:
         missing_tool("PDF check", "no Chromium found (apt-get install chromium)")
     for tool in ("pdfinfo", "pdftotext"):
         if shutil.which(tool) is None:
             missing_tool("PDF check", f"no {tool} (apt-get install poppler-utils)")
-    work = tmp_path_factory.mktemp("pdf")
-    path = build_pdf.build_pdf(work / "book.pdf", work=work)
+    code, _, html = book_build
+    if code != 0:
+        pytest.fail("the book build failed: see test_book_build.py", pytrace=False)
+    start = time.perf_counter()
+    path = tmp_path_factory.mktemp("pdf") / "book.pdf"
+    build_pdf.build_pdf(path, work=html.parent.parent)  # the build's --path-output
+    SITE_REPORT["pdf: build seconds"] = round(time.perf_counter() - start, 1)
     info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True)
     fields = dict(
         (key.strip(), value.strip())
         for key, _, value in (line.partition(":") for line in info.stdout.splitlines())
     )
-    text = subprocess.run(
-        ["pdftotext", "-enc", "UTF-8", str(path), "-"], capture_output=True, text=True,
-        check=True,
-    ).stdout
+
+    def pdftotext(*flags: str) -> str:
+        return subprocess.run(
+            ["pdftotext", *flags, "-enc", "UTF-8", str(path), "-"], capture_output=True,
+            text=True, check=True,
+        ).stdout
+
     SITE_REPORT["pdf: pages"] = fields.get("Pages")
     SITE_REPORT["pdf: MiB"] = round(path.stat().st_size / 2**20, 1)
-    return path, text, fields
+    return path, pdftotext(), pdftotext("-layout"), fields
 
 
 def chapter_titles() -> list[str]:
@@ -72,12 +83,12 @@ def _flat(text: str) -> str:
 
 
 def test_pdf_has_a_books_length(pdf):
-    _, _, fields = pdf
+    *_, fields = pdf
     assert int(fields["Pages"]) >= MIN_PAGES, f"only {fields['Pages']} pages"
 
 
 def test_every_chapter_title_is_in_the_pdf(pdf):
-    _, text, _ = pdf
+    _, text, _, _ = pdf
     flat = _flat(text)
     titles = chapter_titles()
     assert len(titles) >= 10
@@ -86,7 +97,7 @@ def test_every_chapter_title_is_in_the_pdf(pdf):
 
 
 def test_no_raw_tex_in_the_pdf(pdf):
-    _, text, _ = pdf
+    _, text, _, _ = pdf
     found = {
         token: text[max(0, text.index(token) - 60): text.index(token) + 60]
         for token in RAW_TEX if token in text
@@ -96,7 +107,71 @@ def test_no_raw_tex_in_the_pdf(pdf):
 
 def test_pdf_has_internal_links(pdf):
     """Chromium writes a link to an anchor on the same page as a named destination."""
-    path, _, _ = pdf
+    path, *_ = pdf
     data = path.read_bytes()
     links, dests = data.count(b"/Subtype /Link"), data.count(b"/Dest")
     assert links > 0 and dests >= len(chapter_titles()), (links, dests)
+
+
+#: Printed lines this long wrapped in the middle before the PDF shrank wide outputs to fit
+#: (88 characters fill the printed code box); up to MAX_ROW they fit at the smallest font.
+MIN_ROW, MAX_ROW = 89, 150
+#: A column table from a chapter no other work is rewriting (chapter 8's last buckets per
+#: direction and max_distance): its rows must be among the rows checked.
+KNOWN_TABLE = ("08_relative_bias.ipynb", "last bucket")
+
+
+def wide_rows() -> dict[str, list[str]]:
+    """Per notebook, the printed lines of MIN_ROW..MAX_ROW characters in its committed
+    text outputs (streams and plain-text results; not those shown as HTML)."""
+    rows: dict[str, list[str]] = {}
+    for path in sorted(BOOK.glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for out in cell.get("outputs", []):
+                data = out.get("data", {})
+                if out.get("output_type") == "stream":
+                    text = "".join(out.get("text", ""))
+                elif "text/plain" in data and not {"text/html", "image/png"} & set(data):
+                    text = "".join(data["text/plain"])
+                else:
+                    continue
+                rows.setdefault(path.name, []).extend(
+                    line for line in text.splitlines() if MIN_ROW <= len(line) <= MAX_ROW
+                )
+    return rows
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.replace("\u00ad", "").split())
+
+
+def test_wide_printed_rows_stay_on_one_line(pdf):
+    """A wide column output (a table printed by a chapter) keeps each row on one line of
+    the PDF, as ``pdftotext -layout`` reads it, instead of wrapping it mid-row."""
+    _, _, layout, _ = pdf
+    lines = {_one_line(line) for line in layout.splitlines()}
+    rows = wide_rows()
+    name, marker = KNOWN_TABLE
+    assert any(marker in row for row in rows.get(name, [])), (
+        f"{name} no longer prints a row of {MIN_ROW}..{MAX_ROW} characters with "
+        f"{marker!r}: pick another known wide table for this test"
+    )
+    # A row counts where the PDF prints it at all (its start is in the text; an output in
+    # a collapsed solution is not printed), so a row wrapped mid-way still counts.
+    flat = _one_line(layout)
+    checked = [
+        (nb, row) for nb, nb_rows in rows.items() for row in nb_rows
+        if _one_line(row)[:40] in flat
+    ]
+    assert any(nb == name and marker in row for nb, row in checked), (
+        f"the PDF does not print {name}'s rows with {marker!r}"
+    )
+    broken = [
+        f"{nb}: {row}" for nb, row in checked
+        if not any(_one_line(row) in line for line in lines)
+    ]
+    SITE_REPORT["pdf: wide rows checked"] = len(checked)
+    assert not broken, (
+        f"{len(broken)} of {len(checked)} wide printed rows are not on one line of the "
+        "PDF's text (wrapped mid-row?):\n" + "\n".join(broken)
+    )

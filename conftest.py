@@ -1,0 +1,103 @@
+"""Test-run layout for every pytest invocation from the repository root.
+
+pyproject.toml runs the tests on every core: pytest-xdist with ``-n auto --dist
+loadscope``. This file (loaded for any path given on the command line, unlike
+``tests/conftest.py``: ``pytest book/04_rope.ipynb`` loads only this one) decides what each
+worker gets and in which order:
+
+* :func:`unit_of` names the unit of work of each test id, and :func:`pytest_xdist_make_scheduler`
+  hands xdist a ``loadscope`` scheduler that uses it: a notebook's nbval cells (which must
+  run in order, in one kernel) together with that notebook's figure check (which reuses
+  nbval's outputs, ``tests/test_figures.py``); the site build with the browser and PDF
+  checks (one build, one worker); every other test file as a whole (its module fixtures
+  run once). Without this file, plain ``loadscope`` still keeps each notebook and each
+  test file on one worker.
+* :func:`pytest_collection_modifyitems` orders the collection so that the longest units
+  start first and each figure check follows its notebook.
+
+(``--dist loadgroup`` with ``xdist_group`` marks is not used: pytest-xdist 3.8 renames the
+test ids to carry the group, which pytest 9.2's structured node ids ignore.)
+
+Everything else the tests share is in ``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+#: Test files that share the session's book build (the ``book_build`` fixture): one unit
+#: of work, so the site is built once and checked by one worker.
+SITE_FILES = ("test_book_build.py", "test_browser.py", "test_pdf.py")
+SITE_UNIT = "site"
+#: Files whose module-scoped fixtures run a study: queued right after the site, so the
+#: longest units of work start early and the workers finish together.
+HEAVY_FILES = ("test_experiments.py", "test_grid_experiment.py")
+FIGURE_CHECK = re.compile(r"tests/test_figures\.py::\w+\[(?P<nb>[\w-]+)\.ipynb\]")
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test id belongs to (see the module docstring)."""
+    path = nodeid.split("::", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    if name in SITE_FILES:
+        return SITE_UNIT
+    if path.endswith(".ipynb"):
+        return f"nb-{Path(path).stem}"
+    figure = FIGURE_CHECK.match(nodeid)
+    if figure:
+        return f"nb-{figure['nb']}"
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` with the units of :func:`unit_of` as its scopes."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return UnitScheduling(config, log)
+
+
+def _rank(item) -> int:
+    unit = unit_of(item.nodeid)
+    if unit == SITE_UNIT:
+        return 0
+    if item.path.name in HEAVY_FILES:
+        return 1
+    if unit.startswith("nb-"):
+        return 2
+    return 3
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Order the run: longest units first (the site, the studies, the notebooks, then the
+    rest in file order; xdist hands out units in this order), and each notebook's figure
+    check right after that notebook's cells, so it can reuse nbval's execution
+    (``EXECUTED`` in tests/conftest.py) in the same worker.
+
+    The order is a pure function of the collection, so every worker collects the same.
+    """
+    figures = {
+        Path(i.callspec.params["path"]).resolve(): i
+        for i in items if i.path.name == "test_figures.py" and hasattr(i, "callspec")
+    }
+    ordered = []
+    for here, after in zip(items, [*items[1:], None], strict=True):
+        if here.path.name == "test_figures.py" and hasattr(here, "callspec"):
+            continue
+        ordered.append(here)
+        last_cell = here.path.suffix == ".ipynb" and (after is None or after.path != here.path)
+        if last_cell and here.path.resolve() in figures:
+            ordered.append(figures.pop(here.path.resolve()))
+    ordered += list(figures.values())  # notebooks not collected: figure checks run nbclient
+    ordered.sort(key=_rank)  # stable: file and cell order kept within a rank
+    items[:] = ordered
