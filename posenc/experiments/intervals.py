@@ -41,11 +41,17 @@ def bootstrap_interval(diffs, *, level: float = 0.95, resamples: int = RESAMPLES
         raise ValueError(f"level must lie in (0, 1), got {level}")
     rng = np.random.default_rng(seed)
     s, j = d.shape
-    ws = np.stack([np.bincount(r, minlength=s) for r in rng.integers(0, s, (resamples, s))])
-    wj = np.stack([np.bincount(r, minlength=j) for r in rng.integers(0, j, (resamples, j))])
-    stats = np.einsum("bs,sj,bj->b", ws / s, d, wj / j)
+    ws, wj = (_counts(rng.integers(0, k, (resamples, k)), k) for k in (s, j))
+    stats = (((ws / s) @ d) * (wj / j)).sum(1)
     lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2])
     return tuple(round(float(x), 4) for x in (d.mean(), lo, hi))
+
+
+def _counts(draws: np.ndarray, k: int) -> np.ndarray:
+    """How often each of ``k`` indices occurs in each row of ``draws``: ``(rows, k)``."""
+    rows = draws.shape[0]
+    flat = (draws + k * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * k).reshape(rows, k)
 
 
 def span_standard_error(diffs) -> float:
