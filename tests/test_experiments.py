@@ -469,6 +469,17 @@ def test_workers_do_not_change_a_byte(tmp_path):
         ("rope", "ok"), ("learned", "ok"), ("learned", "cannot run")}
 
 
+def test_job_outputs_merge_into_the_study_in_any_order():
+    """Jobs are independent: their outputs, merged in any order, are run_study's result
+    (how the committed file can be assembled from jobs run and saved one at a time)."""
+    cfg = _tiny_cfg(variants=("rope", "rope+window", "alibi"), seeds=(0, 1),
+                    probe_variants=("rope",))
+    jobs = E.study._jobs(cfg, "cpu")
+    outs = [E.study._job(job) for job in reversed(jobs)]
+    assert E.dumps_results(E.study.merge_jobs(cfg, outs, "cpu")) == E.dumps_results(
+        run_study(cfg, workers=1))
+
+
 def test_quick_never_writes_the_committed_results(capsys):
     before = RESULTS_PATH.read_bytes()
     for argv in (["--quick"], ["--quick", "--out", str(RESULTS_PATH)]):

@@ -175,7 +175,6 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
     """
     _validate(cfg)
     device = str(_device() if device is None else torch.device(device))
-    corpus = load_corpus()
     jobs = _jobs(cfg, device)
     start = time.perf_counter()
     workers = check_int("workers", workers, minimum=1)
@@ -195,6 +194,13 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
         for job in jobs:
             outs.append(_job(job))
             done(job)
+    return merge_jobs(cfg, outs, device)
+
+
+def merge_jobs(cfg: StudyConfig, outs: list, device) -> dict:
+    """The results dict of :func:`run_study` from the outputs of its jobs (any order): rows
+    sorted by depth, variant, seed, steps, protocol, length and distance; config, versions,
+    device and corpus added."""
     order = {v: i for i, v in enumerate(VARIANTS)}
 
     def key(r):
@@ -202,6 +208,7 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
                 r.get("stage", ""), r["seed"], r.get("steps", 0), r.get("protocol", ""),
                 r.get("length", 0), r.get("distance", 0))
 
+    corpus = load_corpus()
     merged = {k: sorted((r for o in outs for r in o[k]), key=key) for k in outs[0]}
     spans = {p: _span_files(cfg, corpus, p) for p in PROTOCOLS}
     return {"config": cfg.to_dict(), "versions": versions(), "device": torch.device(device).type,
