@@ -159,8 +159,11 @@ class StudyConfig:
         return min(seq_len // self.sliding_fraction, self.sliding_span_bytes)
 
 
-#: The configuration of the committed study (``python -m posenc.experiments``).
-FULL = StudyConfig()
+#: The configuration of the committed study (``python -m posenc.experiments``): the 2-layer
+#: models only. The first version of the study also trained 4-layer models; this version's
+#: run of them did not fit the machine time it had, so they were left out rather than
+#: reported from fewer seeds (``StudyConfig(depths=(2, 4))`` runs both).
+FULL = StudyConfig(depths=(2,))
 #: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = StudyConfig(
     variants=("sinusoidal", "learned", "learned+interp", "rope", "rope+pi", "rope+ntk",
