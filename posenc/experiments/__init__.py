@@ -66,31 +66,16 @@ byte for byte on the same CPU type and torch build; on other hardware the number
 within a tolerance (stated in chapter 10), not to the byte.
 """
 
+from . import config as _config
+from . import probe as _probe
+from . import tuning as _tuning
+from . import verdicts as _verdicts
 from .cli import main as main
-from .config import (
-    BOS,
-    FULL,
-    LARGE,
-    LARGE_RESULTS_PATH,
-    LR_SWEEP_PATH,
-    PRIMARY_PROTOCOL,
-    PROTOCOLS,
-    QUICK,
-    RESULTS_PATH,
-    VARIANTS,
-    StudyConfig,
-)
+from .config import StudyConfig
 from .corpus import corpus_files, load_corpus, sample_batch
 from .evaluation import eval_spans, evaluate
 from .intervals import bootstrap_interval, paired_interval, span_standard_error
-from .probe import (
-    PROBE_MARGIN,
-    far_context_probe,
-    probe_distances,
-    probe_gain,
-    probe_starts,
-    probe_windows,
-)
+from .probe import far_context_probe, probe_distances, probe_gain, probe_starts, probe_windows
 from .results import (
     dumps_results,
     load_results,
@@ -101,8 +86,43 @@ from .results import (
 )
 from .study import run_study, versions
 from .training import build_model, finetune, forward_kwargs, train
-from .tuning import LR_CANDIDATES, tune_lr
-from .verdicts import CLAIMS, MARGIN, check_claims, claims_table, verdict
+from .tuning import tune_lr
+from .verdicts import check_claims, claims_table, verdict
+
+# The package's constants, re-bound here with their descriptions so that the API page
+# documents them under ``posenc.experiments`` (the same objects as in the submodules).
+#: The BOS token id (bytes are 0–255, so the input vocabulary has 257 ids).
+BOS = _config.BOS
+#: Press et al.'s two evaluation protocols, ``("nonoverlapping", "sliding")``.
+PROTOCOLS = _config.PROTOCOLS
+#: The protocol of the primary verdicts (``"sliding"``: no early-token bonus at longer
+#: windows); the non-overlapping verdicts are secondary.
+PRIMARY_PROTOCOL = _config.PRIMARY_PROTOCOL
+#: Every evaluation variant, mapped to (trained position scheme, evaluation-time change);
+#: the changes are described where the table is defined, ``posenc/experiments/config.py``.
+VARIANTS = _config.VARIANTS
+#: The configuration of the committed study (``python -m posenc.experiments``): 2-layer
+#: models, three seeds.
+FULL = _config.FULL
+#: The reduced configuration the tests re-run end to end (``--quick``).
+QUICK = _config.QUICK
+#: A larger configuration for a GPU (``--config large``).
+LARGE = _config.LARGE
+#: The committed results of the full study (shipped inside the package).
+RESULTS_PATH = _config.RESULTS_PATH
+#: Where ``--config large`` writes by default.
+LARGE_RESULTS_PATH = _config.LARGE_RESULTS_PATH
+#: Where ``python -m posenc.experiments --tune-lr`` writes its table.
+LR_SWEEP_PATH = _config.LR_SWEEP_PATH
+#: Learning rates compared by :func:`tune_lr` (validation at ``L`` only).
+LR_CANDIDATES = _tuning.LR_CANDIDATES
+#: Bits per byte within which two results count as "the same level" in :data:`CLAIMS`.
+MARGIN = _verdicts.MARGIN
+#: The sources' claims as comparisons ``(claim, a, multiple_a, b, multiple_b, relation)``,
+#: fixed before the study first ran; see :mod:`posenc.experiments.verdicts`.
+CLAIMS = _verdicts.CLAIMS
+#: Far-context gain (bits per byte) that counts as use in :func:`probe_gain`.
+PROBE_MARGIN = _probe.PROBE_MARGIN
 
 __all__ = [
     "BOS",

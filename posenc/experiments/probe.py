@@ -23,9 +23,9 @@ even at ``D < L``, and gained nothing from text 32 or more bytes back, so the pr
 grid of distances before the study ran.
 
 What each outcome means (written before the full study ran): a gain clearly above
-:data:`~posenc.experiments.PROBE_MARGIN` at ``D ≥ L`` means the model uses text from beyond its training window;
-a gain clearly at or below it means it does not, whatever its perplexity; an interval
-across it is undecided.
+:data:`~posenc.experiments.PROBE_MARGIN` at ``D ≥ L`` means the model uses text from beyond
+its training window; a gain clearly at or below it means it does not, whatever its
+perplexity; an interval across it is undecided.
 """
 
 from __future__ import annotations

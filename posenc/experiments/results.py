@@ -90,10 +90,9 @@ def _get(study, variant, length, depth, protocol, key):
     return got
 
 
-def span_matrix(study: dict, variant: str, length: int, depth: int,
-                protocol: str) -> np.ndarray | None:
-    """Per-span bits per byte, ``(seeds, spans)`` with seeds ascending; ``None`` where the
-    variant cannot run.
+def span_matrix(study: dict, variant: str, length: int, depth: int, protocol: str):
+    """Per-span bits per byte as a float64 numpy array ``(seeds, spans)``, seeds ascending;
+    ``None`` where the variant cannot run.
 
     Raises:
         ValueError: no rows for that setting.
