@@ -1,0 +1,172 @@
+"""The measured length-extrapolation study: byte-level language modelling on real text.
+
+    python -m posenc.experiments                      # full study → posenc/data/extrapolation.json
+    python -m posenc.experiments --quick --out x.json # the reduced run the tests use
+    python -m posenc.experiments --tune-lr            # the learning-rate choice (at L only)
+    python -m posenc.experiments --config large       # a larger configuration for a GPU
+
+One idea per module: ``config`` (the variants and :class:`StudyConfig`), ``corpus``,
+``training`` (training, fine-tunes, evaluation-time changes), ``evaluation`` (scored spans and
+protocols), ``probe`` (far-context retrieval), ``intervals`` (span × seed bootstrap),
+``verdicts`` (the three-way rule and the claims), ``results`` (the file and summaries),
+``study`` (the run), ``tuning`` (the learning rate) and ``cli``. Every public name is
+importable from ``posenc.experiments``.
+
+**Corpus.** The source code of the running Python's standard library (:func:`load_corpus`):
+every ``.py`` file under ``sysconfig.get_paths()["stdlib"]`` except test suites, installed
+third-party packages and the machine-generated ``_sysconfigdata*`` files; real text that no
+one here wrote, present offline wherever Python is, under the PSF licence. Files are split
+into train and validation *by document*: a file goes to validation when the first byte of
+the SHA-256 of its relative path is ``< 26`` (about 10 %), so the split depends only on the
+file names. The Python version is recorded with the results: another version ships
+different files and gives other (similar) numbers.
+
+**Model.** Every positional scheme trains the same byte-level :class:`posenc.model.TinyDecoder`
+(vocabulary 256 bytes + a BOS token at position 0 of every window, as Kazemnejad et al.
+(2023) assume for NoPE): same seed, so the same initial weights for every shared part; the
+same windows in the same order; the same optimiser and number of steps; at one length ``L``
+(BOS included).
+
+**Evaluation** on the validation text at ``L, 2L, 4L, 8L, 16L``, in bits per byte, with Press
+et al.'s (2022) two protocols, each on its own fixed spans, one span per validation file
+(:func:`eval_spans`), the same bytes at every length:
+
+- ``"nonoverlapping"``: consecutive windows of ``n`` tokens over spans of ``16L`` bytes,
+  every byte scored — early bytes of each window see little context (the "early-token
+  curse", Press et al., 2021);
+- ``"sliding"``: windows of ``n`` tokens over shorter spans, moved by at most ``n / 2``, only
+  the bytes past the stride's start scored, so every scored byte sees at least ``n / 2``
+  bytes of context (a cheaper form of sliding by one token, where every token sees
+  ``n − 1``). This is the primary protocol of the verdicts (:data:`PRIMARY_PROTOCOL`).
+
+Scores are stored per span; every difference gets a paired span × seed bootstrap interval
+(:func:`paired_interval`) and every claim the three-way verdict of :func:`verdict`
+(*holds* / *fails* only when the interval clears :data:`MARGIN`, *undecided* otherwise).
+The mean loss at each position inside the longest non-overlapping window is kept (binned).
+
+**Variants** (:data:`VARIANTS`) are evaluation-time changes of a trained model — the
+learned table stretched by interpolation; RoPE with PI, NTK-aware and YaRN frequencies for
+``s = n / L`` at every length ``n``, dynamic NTK as ``transformers`` computes it for a
+configured factor, YaRN's two halves one at a time; attention restricted to the last ``L``
+keys (the window ablation) — and models fine-tuned at ``finetune_len`` with PI or YaRN
+scaling for ``s = finetune_len / L`` (or with no scaling, the control; ALiBi too), then
+evaluated with ``s = max(finetune_len, n) / L``. One fine-tune per method runs
+``max(finetune_sweep)`` steps at a constant learning rate after warm-up; its checkpoints are
+the shorter fine-tunes of the budget sweep.
+
+**Probe.** :func:`far_context_probe` asks how far back a model's prediction reads real text:
+inside the training window, and up to ``3L`` back in windows of ``4L`` (see
+:mod:`posenc.experiments.probe`).
+
+**Determinism.** Every (depth, seed, scheme) job is independent: fixed seeds, one torch
+thread, data drawn on the CPU from seeded generators, results rounded to 4 decimals and
+written with sorted keys. Jobs run in ``workers`` processes (2: both cores of the reference
+machine) and are merged in a fixed order, so the command reproduces the committed file
+byte for byte on the same CPU type and torch build; on other hardware the numbers agree
+within a tolerance (stated in chapter 10), not to the byte.
+"""
+
+from . import config as _config
+from . import probe as _probe
+from . import tuning as _tuning
+from . import verdicts as _verdicts
+from .cli import main as main
+from .config import StudyConfig
+from .corpus import corpus_files, load_corpus, sample_batch
+from .evaluation import eval_spans, evaluate
+from .intervals import bootstrap_interval, paired_interval, span_standard_error
+from .probe import far_context_probe, probe_distances, probe_gain, probe_starts, probe_windows
+from .results import (
+    dumps_results,
+    load_results,
+    paired_difference,
+    save_results,
+    span_matrix,
+    summarize,
+)
+from .study import run_study, versions
+from .training import build_model, finetune, forward_kwargs, train
+from .tuning import tune_lr
+from .verdicts import check_claims, claims_table, verdict
+
+# The package's constants, re-bound here with their descriptions so that the API page
+# documents them under ``posenc.experiments`` (the same objects as in the submodules).
+#: The BOS token id (bytes are 0–255, so the input vocabulary has 257 ids).
+BOS = _config.BOS
+#: Press et al.'s two evaluation protocols, ``("nonoverlapping", "sliding")``.
+PROTOCOLS = _config.PROTOCOLS
+#: The protocol of the primary verdicts (``"sliding"``: no early-token bonus at longer
+#: windows); the non-overlapping verdicts are secondary.
+PRIMARY_PROTOCOL = _config.PRIMARY_PROTOCOL
+#: Every evaluation variant, mapped to (trained position scheme, evaluation-time change);
+#: the changes are described where the table is defined, ``posenc/experiments/config.py``.
+VARIANTS = _config.VARIANTS
+#: The configuration of the committed study (``python -m posenc.experiments``): 2-layer
+#: models, three seeds.
+FULL = _config.FULL
+#: The reduced configuration the tests re-run end to end (``--quick``).
+QUICK = _config.QUICK
+#: A larger configuration for a GPU (``--config large``).
+LARGE = _config.LARGE
+#: The committed results of the full study (shipped inside the package).
+RESULTS_PATH = _config.RESULTS_PATH
+#: Where ``--config large`` writes by default.
+LARGE_RESULTS_PATH = _config.LARGE_RESULTS_PATH
+#: Where ``python -m posenc.experiments --tune-lr`` writes its table.
+LR_SWEEP_PATH = _config.LR_SWEEP_PATH
+#: Learning rates compared by :func:`tune_lr` (validation at ``L`` only).
+LR_CANDIDATES = _tuning.LR_CANDIDATES
+#: Bits per byte within which two results count as "the same level" in :data:`CLAIMS`.
+MARGIN = _verdicts.MARGIN
+#: The sources' claims as comparisons ``(claim, a, multiple_a, b, multiple_b, relation)``,
+#: fixed before the study first ran; see :mod:`posenc.experiments.verdicts`.
+CLAIMS = _verdicts.CLAIMS
+#: Far-context gain (bits per byte) that counts as use in :func:`probe_gain`.
+PROBE_MARGIN = _probe.PROBE_MARGIN
+
+__all__ = [
+    "BOS",
+    "CLAIMS",
+    "FULL",
+    "LARGE",
+    "LARGE_RESULTS_PATH",
+    "LR_CANDIDATES",
+    "LR_SWEEP_PATH",
+    "MARGIN",
+    "PRIMARY_PROTOCOL",
+    "PROBE_MARGIN",
+    "PROTOCOLS",
+    "QUICK",
+    "RESULTS_PATH",
+    "VARIANTS",
+    "StudyConfig",
+    "bootstrap_interval",
+    "build_model",
+    "check_claims",
+    "claims_table",
+    "corpus_files",
+    "dumps_results",
+    "eval_spans",
+    "evaluate",
+    "far_context_probe",
+    "finetune",
+    "forward_kwargs",
+    "load_corpus",
+    "load_results",
+    "paired_difference",
+    "paired_interval",
+    "probe_distances",
+    "probe_gain",
+    "probe_starts",
+    "probe_windows",
+    "run_study",
+    "sample_batch",
+    "save_results",
+    "span_matrix",
+    "span_standard_error",
+    "summarize",
+    "train",
+    "tune_lr",
+    "verdict",
+    "versions",
+]

@@ -1,0 +1,220 @@
+"""The study's settings: the variants, :class:`StudyConfig` and the committed configurations.
+
+Everything that decides a number of the study lives here, so that the results file can
+record it (``StudyConfig.to_dict``) and a test can compare it with the code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+__all__ = [
+    "BOS", "FULL", "LARGE", "LARGE_RESULTS_PATH", "LR_SWEEP_PATH", "PRIMARY_PROTOCOL",
+    "PROTOCOLS", "QUICK", "RESULTS_PATH", "VARIANTS", "StudyConfig",
+]
+
+#: The BOS token id; bytes are 0–255, so the input vocabulary has 257 ids.
+BOS = 256
+#: Press et al.'s two evaluation protocols (see the package docstring).
+PROTOCOLS = ("nonoverlapping", "sliding")
+#: The protocol of the primary verdicts: every scored byte sees at least ``n / 2`` bytes of
+#: context at every length ``n``, so a longer window earns no early-token bonus. The
+#: non-overlapping verdicts are secondary. Fixed before the study's second run was read.
+PRIMARY_PROTOCOL = "sliding"
+
+#: The evaluation variants, each name mapped to (trained position scheme, evaluation-time
+#: change).
+#: Changes: ``None``; ``"interpolate"`` (learned table stretched to ``n``); a RoPE scaling
+#: method of :data:`posenc.scaling.ROPE_SCALING` with ``s = n / L`` (``"linear"`` = PI,
+#: ``"ntk_aware"``, ``"yarn"``); ``"dynamic_ntk"`` (configured factor
+#: ``StudyConfig.dynamic_factor``, base recomputed from ``n``); ``"yarn-freq"`` /
+#: ``"yarn-temp"`` (YaRN's frequencies with attention factor 1 / the trained frequencies
+#: with YaRN's attention factor); ``"window"`` (attention to the last ``L`` keys only);
+#: ``"ft"``, ``"ft+linear"``, ``"ft+yarn"`` (fine-tuned at ``finetune_len``, see
+#: :func:`~posenc.experiments.finetune`; ``"ft"`` alone also for ALiBi, the control for
+#: comparing a fine-tuned RoPE with ALiBi at ``finetune_len``). The table is data: a new
+#: scheme or scaling method is one more entry (and, for a new change, one more case in
+#: ``forward_kwargs`` in ``posenc/experiments/training.py``).
+VARIANTS = {
+    "nope": ("none", None),
+    "sinusoidal": ("sinusoidal", None),
+    "sinusoidal+window": ("sinusoidal", "window"),
+    "learned": ("learned", None),
+    "learned+interp": ("learned", "interpolate"),
+    "rope": ("rope", None),
+    "rope+pi": ("rope", "linear"),
+    "rope+ntk": ("rope", "ntk_aware"),
+    "rope+dynamic-ntk": ("rope", "dynamic_ntk"),
+    "rope+yarn": ("rope", "yarn"),
+    "rope+yarn-freq": ("rope", "yarn-freq"),
+    "rope+yarn-temp": ("rope", "yarn-temp"),
+    "rope+window": ("rope", "window"),
+    "rope+ft": ("rope", "ft"),
+    "rope+pi+ft": ("rope", "ft+linear"),
+    "rope+yarn+ft": ("rope", "ft+yarn"),
+    "alibi": ("alibi", None),
+    "alibi+window": ("alibi", "window"),
+    "alibi+ft": ("alibi", "ft"),
+    "t5": ("t5", None),
+    "t5+window": ("t5", "window"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyConfig:
+    """Everything that decides the numbers of a study (written into the results file).
+
+    ``variants`` are evaluated with both protocols except those in ``nonoverlapping_only``.
+    ``depths`` × ``seeds`` × schemes are trained with the same ``steps``; the T5 bias is
+    causal with ``t5_num_buckets`` and ``t5_max_distance`` (default ``L/4``, T5's own ratio
+    of 128 to 512).
+
+    Scored bytes (:func:`~posenc.experiments.eval_spans`): ``nonoverlapping_spans`` spans
+    of ``max(lengths)`` bytes for the non-overlapping protocol (a window of ``16L`` scores
+    ``16L`` consecutive bytes), ``sliding_spans`` shorter spans of ``sliding_span_bytes``
+    for the sliding protocol, each span in its own validation file. Sliding windows advance
+    by ``min(n / sliding_fraction, sliding_span_bytes)``.
+
+    Fine-tunes use ``finetune_len`` with the same bytes per step as training, a constant
+    ``finetune_lr`` after ``finetune_warmup`` steps. One run per method lasts
+    ``max(finetune_sweep)`` steps; its checkpoints after each of ``finetune_sweep`` steps
+    are the shorter fine-tunes (the learning rate does not depend on the run's length),
+    scored at ``sweep_multiples`` × ``L``; the ``"ft"`` variants are the checkpoint after
+    ``finetune_steps``.
+
+    The far-context probe (:func:`~posenc.experiments.far_context_probe`) runs
+    ``probe_variants`` in windows of ``probe_multiples`` × ``L`` at the ``probe_distances``
+    that fit, on ``probe_examples`` windows each ending with a target of
+    ``probe_target_bytes``.
+
+    Training losses are averaged over windows of ``loss_every`` steps for the loss curves;
+    the position-loss curve at the longest length is averaged over ``position_bins`` bins.
+    """
+
+    variants: tuple[str, ...] = tuple(VARIANTS)
+    nonoverlapping_only: tuple[str, ...] = (
+        "rope+yarn-freq", "rope+yarn-temp", "sinusoidal+window", "rope+window",
+        "alibi+window", "t5+window",
+    )
+    depths: tuple[int, ...] = (2, 4)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    train_len: int = 64
+    multiples: tuple[int, ...] = (1, 2, 4, 8, 16)
+    d_model: int = 64
+    num_heads: int = 4
+    d_ff: int = 256
+    steps: int = 800
+    batch_size: int = 16
+    lr: float = 1e-2
+    warmup: int = 80
+    weight_decay: float = 0.01
+    nonoverlapping_spans: int = 16
+    sliding_spans: int = 64
+    sliding_span_bytes: int = 256
+    sliding_fraction: int = 2
+    dynamic_factor: float = 2.0
+    finetune_len: int = 256
+    finetune_steps: int = 50
+    finetune_sweep: tuple[int, ...] = (5, 10, 25, 50, 100, 200)
+    sweep_multiples: tuple[int, ...] = (4,)
+    finetune_lr: float = 3e-4
+    finetune_warmup: int = 5
+    probe_variants: tuple[str, ...] = (
+        "nope", "sinusoidal", "learned", "learned+interp", "rope", "rope+pi", "rope+ntk",
+        "rope+dynamic-ntk", "rope+yarn", "rope+window", "rope+ft", "rope+pi+ft",
+        "rope+yarn+ft", "alibi", "alibi+window", "alibi+ft", "t5",
+    )
+    probe_multiples: tuple[int, ...] = (1, 4)
+    probe_distances: tuple[int, ...] = (8, 16, 32, 64, 128, 192)
+    probe_examples: int = 64
+    probe_target_bytes: int = 16
+    t5_num_buckets: int = 16
+    t5_max_distance: int = 16
+    loss_every: int = 50
+    position_bins: int = 32
+
+    def to_dict(self) -> dict:
+        def plain(v):
+            return [plain(x) for x in v] if isinstance(v, tuple) else v
+        return {k: plain(v) for k, v in dataclasses.asdict(self).items()}
+
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        return tuple(m * self.train_len for m in self.multiples)
+
+    def span_bytes(self, protocol: str) -> int:
+        """Bytes per scored span under ``protocol``."""
+        return max(self.lengths) if protocol == "nonoverlapping" else self.sliding_span_bytes
+
+    def span_count(self, protocol: str) -> int:
+        """Number of scored spans under ``protocol``."""
+        return self.nonoverlapping_spans if protocol == "nonoverlapping" \
+            else self.sliding_spans
+
+    def stride(self, seq_len: int, protocol: str) -> int:
+        """How far the windows of ``seq_len`` tokens advance (= scored bytes per window)."""
+        if protocol == "nonoverlapping":
+            return seq_len
+        return min(seq_len // self.sliding_fraction, self.sliding_span_bytes)
+
+
+#: The configuration of the committed study (``python -m posenc.experiments``): the 2-layer
+#: models only. The first version of the study also trained 4-layer models; this version's
+#: run of them did not fit the machine time it had, so they were left out rather than
+#: reported from fewer seeds (``StudyConfig(depths=(2, 4))`` runs both).
+FULL = StudyConfig(depths=(2,))
+#: The reduced configuration the tests re-run end to end (``--quick``).
+QUICK = StudyConfig(
+    variants=("sinusoidal", "learned", "learned+interp", "rope", "rope+pi", "rope+ntk",
+              "rope+yarn", "rope+window", "rope+yarn+ft", "alibi"),
+    nonoverlapping_only=("rope+window",),
+    depths=(2,),
+    seeds=(0,),
+    multiples=(1, 4, 8),
+    steps=400,
+    warmup=40,
+    nonoverlapping_spans=8,
+    sliding_spans=16,
+    finetune_sweep=(5, 10),
+    finetune_steps=10,
+    probe_variants=("rope", "rope+window", "rope+yarn+ft", "alibi"),
+    probe_multiples=(1, 4),
+    probe_distances=(8, 32, 128),
+    probe_examples=16,
+    position_bins=8,
+)
+
+
+#: A larger configuration for a GPU (``python -m posenc.experiments --config large``): twice
+#: the width and training length, head width 32, depths 4 and 8, five seeds, four times the
+#: training bytes; its learning rate is chosen by :func:`~posenc.experiments.tune_lr` at
+#: ``L`` in the same run.
+LARGE = StudyConfig(
+    depths=(4, 8),
+    seeds=(0, 1, 2, 3, 4),
+    train_len=128,
+    d_model=128,
+    num_heads=4,
+    d_ff=512,
+    steps=1600,
+    batch_size=16,
+    warmup=160,
+    sliding_span_bytes=512,
+    finetune_len=512,
+    finetune_steps=100,
+    finetune_sweep=(10, 20, 50, 100, 200, 400),
+    t5_max_distance=32,
+    probe_target_bytes=32,
+    probe_distances=(16, 32, 64, 128, 256, 384),
+)
+
+_DATA = Path(__file__).resolve().parent.parent / "data"
+#: The committed results of the full study. They ship inside the package, so a chapter reads
+#: them wherever ``posenc`` is installed (a local clone, Binder, Colab).
+RESULTS_PATH = _DATA / "extrapolation.json"
+#: Where ``--config large`` writes by default (nothing is committed there: that run needs
+#: a GPU to finish in minutes).
+LARGE_RESULTS_PATH = _DATA / "extrapolation_large.json"
+#: Where ``python -m posenc.experiments --tune-lr`` writes its table.
+LR_SWEEP_PATH = _DATA / "lr_sweep.json"
