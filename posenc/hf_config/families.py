@@ -148,6 +148,8 @@ _SLIDING_NOPE_GLOBAL = Family(
     layer_pattern=("every", "sliding_window_pattern", 4, 0, "sliding_attention"),
     nope_types=frozenset({"full_attention"}))
 _LINEAR = frozenset({"linear_attention"})
+_MAX_POS_IN_DICT = (("max_position_embeddings",
+                     "kept in the RoPE dict; the rotary module reads the top-level value"),)
 _GPT2_KEYS = (("max_position_embeddings", "n_positions"), ("hidden_size", "n_embd"),
               ("num_attention_heads", "n_head"), ("num_hidden_layers", "n_layer"))
 _DSA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
@@ -260,6 +262,7 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "helium": _INTERLEAVED,
     "glm": Family(layout="interleaved", partial_rotary_factor=0.5),
     "glm4": Family(layout="interleaved", partial_rotary_factor=0.5),
+    "glm4_moe": Family(layout="interleaved", partial_rotary_factor=0.5),
     "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
     "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
     # --- MLA: a decoupled rope slice at the end of each head ------------------------------
@@ -289,6 +292,10 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
                           "factors apply at every length while the attention factor "
                           "switches to long_mscale past original_max_position_embeddings; "
                           "the LongRoPE rule switches both (posenc matches transformers)"),
+    # --- a query scale by position on every layer (Ministral 3's llama_4_scaling_beta) -----
+    "ministral3": Family(query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT),
+    "mistral4": Family(layout="interleaved", channels="trailing",
+                       query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT),
     # --- refused ---------------------------------------------------------------------------
     "nanochat": Family(refuse="its rotate_half flips the signs (x2, -x1), so it rotates by "
                               "-theta; posenc rotates by +theta as RoFormer and Llama do"),
@@ -299,16 +306,6 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "dory": Family(refuse="its layer list interleaves attention and recurrent MLP blocks "
                            "(n_input_layers, n_recurrent_layers, n_output_layers) that "
                            "num_hidden_layers does not describe"),
-    "glm4_moe": Family(layout="interleaved", partial_rotary_factor=0.5),
-    "ministral3": Family(query_scale_key="llama_4_scaling_beta",
-                         ignored_keys=(("max_position_embeddings",
-                                        "kept in the RoPE dict; the rotary module reads the "
-                                        "top-level value"),)),
-    "mistral4": Family(layout="interleaved", channels="trailing",
-                       query_scale_key="llama_4_scaling_beta",
-                       ignored_keys=(("max_position_embeddings",
-                                      "kept in the RoPE dict; the rotary module reads the "
-                                      "top-level value"),)),
     "deepseek_v4": Family(refuse="its compressed-attention layers (CSA/HCA) attend to "
                                  "compressed keys placed at block positions and share one "
                                  "rotated K = V head; a per-layer LayerSpec cannot describe "
