@@ -411,7 +411,10 @@ def test_reader_never_changes_the_callers_config():
 
 # --------------------------------------------------------------------------- hybrids
 # The position-relevant part of a published config.json for each hybrid pattern (the
-# hyper-parameters as released; no weights). Each is compared layer by layer with what the
+# hyper-parameters as released; no weights). Typed in: this machine cannot reach the model
+# hub. Qwen3-Next's layer keys and SmolLM3's base and layer count were cross-checked against
+# copies of those files; the other values are as the releases give them to our knowledge,
+# and each test holds for the pattern whatever the exact widths. Each is compared layer by layer with what the
 # family's own rotary module and attention layers do (tests/hf_sweep.py), for the dict and
 # for the config object transformers builds from it.
 
