@@ -414,9 +414,9 @@ def test_reader_never_changes_the_callers_config():
 # hyper-parameters as released; no weights). Typed in: this machine cannot reach the model
 # hub. Qwen3-Next's layer keys and SmolLM3's base and layer count were cross-checked against
 # copies of those files; the other values are as the releases give them to our knowledge,
-# and each test holds for the pattern whatever the exact widths. Each is compared layer by layer with what the
-# family's own rotary module and attention layers do (tests/hf_sweep.py), for the dict and
-# for the config object transformers builds from it.
+# and each test holds for the pattern whatever the exact widths. Each is compared layer by
+# layer with what the family's own rotary module and attention layers do
+# (tests/hf_sweep.py), for the dict and for the config object transformers builds from it.
 
 SMOLLM3_3B = {  # HuggingFaceTB/SmolLM3-3B: every 4th layer without RoPE
     "model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16,
