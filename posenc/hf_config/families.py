@@ -16,7 +16,7 @@ against the family's own rotary module and attention layers, layer by layer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 __all__ = ["ATTENTION_TYPES", "FAMILIES", "Family", "family"]
@@ -133,7 +133,6 @@ class Family:
     aliases: tuple[tuple[str, str], ...] = ()
     refuse: str | None = None
     note: str = ""
-    extra: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 _LLAMA = Family()

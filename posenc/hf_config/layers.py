@@ -18,7 +18,7 @@ import torch
 from .. import rope
 from .._checks import check_int
 from .families import ATTENTION_TYPES, Family, family
-from .params import _as_dict, _per_type, rope_from_config, rope_parameters
+from .params import _as_dict, _full_head_dim, _per_type, rope_from_config, rope_parameters
 
 __all__ = ["LayerSpec", "apply_layer_rope", "layer_specs", "layer_types"]
 
@@ -241,8 +241,6 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
 
 
 def _type_head_dim(d: dict, fam: Family, lt: str) -> int:
-    from .params import _full_head_dim
-
     return _full_head_dim(d, fam, lt)
 
 
