@@ -91,7 +91,7 @@ def pytest_collection_modifyitems(session, config, items):
         for i in items if i.path.name == "test_figures.py" and hasattr(i, "callspec")
     }
     ordered = []
-    for here, after in zip(items, [*items[1:], None], strict=True):
+    for here, after in zip(items, [*items[1:], None][:len(items)], strict=True):
         if here.path.name == "test_figures.py" and hasattr(here, "callspec"):
             continue
         ordered.append(here)

@@ -16,11 +16,15 @@ in a residual connection; Radford et al., 2019) serves every scheme. The scheme 
 ``"rope"``                Q and K rotated in every layer (Su et al.)          0
 ``"alibi"``               a fixed linear bias on the scores (Press et al.)    0
 ``"t5"``                  a learned bias per log-bucket of distance (Raffel)  buckets·h
+``"fire"``                a learned MLP of the normalised log distance (Li)   ``2w+(w+1)h+2``
 ========================  ==================================================  ==========
 
 A RoPE model can also leave chosen layers without positions (``nope_layers``), the
 interleaving of Llama 4 (every fourth layer, with an optional query temperature there),
-Command A and SmolLM3.
+Command A and SmolLM3, restrict its RoPE layers to a sliding window (``rope_window``: Command
+A's and Cohere's RNoPE-SWA pairing of local RoPE layers with global NoPE layers), and rotate
+only the fastest fraction of its pairs (``rope_fraction``: p-RoPE, Barbero et al. 2025, the
+``proportional`` frequencies of Gemma 4's global layers).
 
 Evaluation-time variants do not change the weights: RoPE can run with any other
 ``(inv_freq, attention_factor)`` pair (PI, NTK-aware, YaRN, … from :mod:`posenc.scaling`),
@@ -37,15 +41,17 @@ from torch import nn
 from ._checks import check_choice, check_int, check_real
 from .alibi import alibi_bias
 from .attention import llama4_attn_scale, sliding_window_mask
+from .fire import FIREBias
 from .learned import LearnedPositionalEmbedding
 from .relative import RelativePositionBias
 from .rope import apply_rope, rope_cos_sin, rope_inv_freq
+from .scaling import proportional
 from .sinusoidal import sinusoidal_encoding_at
 
 __all__ = ["POSITIONS", "CausalSelfAttention", "TinyDecoder", "TransformerBlock"]
 
 #: The positional schemes :class:`TinyDecoder` accepts as its ``position`` argument.
-POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+POSITIONS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5", "fire")
 
 
 class CausalSelfAttention(nn.Module):
@@ -166,6 +172,20 @@ class TinyDecoder(nn.Module):
         nope_attn_temperature: with ``nope_layers``, Llama 4's query temperature on those
             layers as ``(floor_scale, attn_scale)`` (8192 and 0.1 in Llama 4;
             :func:`posenc.attention.llama4_attn_scale`); default ``None``: no temperature.
+        rope_window: with ``position="rope"``, the RoPE layers (those not in
+            ``nope_layers``) attend only to the last ``rope_window`` keys, in training and
+            evaluation (:func:`posenc.attention.sliding_window_mask`); the NoPE layers stay
+            global. Default ``None``: every layer global.
+        rope_fraction: with ``position="rope"``, the fraction ``p`` of the ``d_h / 2``
+            pairs that rotate: the fastest ``⌊p · d_h / 2⌋`` keep their frequencies
+            ``base^(−2i/d_h)``, the others get frequency 0 (p-RoPE, Barbero et al. 2025;
+            :func:`posenc.scaling.proportional`, Gemma 4's ``partial_rotary_factor`` on its
+            ``proportional`` layers). Default 1: every pair rotates.
+        fire_mlp_width, fire_init_c: FIRE's MLP width and initial ψ scale
+            (``position="fire"``; defaults 32 and 0.1, the paper's); its threshold starts
+            at ``max_position_embeddings``, the training length
+            (:class:`posenc.fire.FIREBias`). One FIRE module serves every layer, as one T5
+            bias does.
         num_buckets, max_distance: T5 bias buckets (causal, one-directional; default 16)
             and the distance at which T5's log-spaced bucket formula reaches
             ``num_buckets`` (``position="t5"``; default 16, a quarter of the default
@@ -178,14 +198,15 @@ class TinyDecoder(nn.Module):
 
     The positional parts are built *after* the shared ones, so two models built with the
     same seed but different ``position`` start from identical token embeddings, blocks and
-    head. Scores are scaled by ``1/√d_h`` for every scheme; the T5 and ALiBi biases are
-    added after that scaling (T5 itself does not scale its scores).
+    head. Scores are scaled by ``1/√d_h`` for every scheme; the T5, ALiBi and FIRE biases
+    are added after that scaling (T5 itself does not scale its scores).
 
     Raises:
         ValueError: an unknown ``position``, a size ``< 1``, ``d`` not divisible by ``h``,
             an odd ``d_h`` with ``position="rope"``, ``nope_layers`` without
-            ``position="rope"`` or outside ``[0, num_layers)``, or a temperature without
-            NoPE layers.
+            ``position="rope"`` or outside ``[0, num_layers)``, a temperature without
+            NoPE layers, ``rope_window`` or ``rope_fraction != 1`` without
+            ``position="rope"``, ``rope_fraction`` outside ``(0, 1]``.
     """
 
     def __init__(
@@ -204,6 +225,10 @@ class TinyDecoder(nn.Module):
         max_distance: int = 16,
         nope_layers: tuple[int, ...] = (),
         nope_attn_temperature: tuple[int, float] | None = None,
+        rope_window: int | None = None,
+        rope_fraction: float = 1.0,
+        fire_mlp_width: int = 32,
+        fire_init_c: float = 0.1,
     ):
         super().__init__()
         self.position = check_choice("position", position, POSITIONS)
@@ -223,17 +248,30 @@ class TinyDecoder(nn.Module):
 
         self.learned = None
         self.relative = None
+        self.fire = None
+        rope_fraction = check_real("rope_fraction", rope_fraction, gt=0.0)
+        if rope_fraction > 1.0 or (rope_fraction != 1.0 and position != "rope"):
+            raise ValueError(f"rope_fraction must be in (0, 1] with position='rope', got "
+                             f"{rope_fraction:g} with position={position!r}")
+        self.rope_fraction = rope_fraction
         if position == "learned":
             self.learned = LearnedPositionalEmbedding(max_position_embeddings, d_model)
         elif position == "rope":
             self.rope_base = check_real("rope_base", rope_base, gt=0.0)
-            self.register_buffer(
-                "inv_freq", rope_inv_freq(self.head_dim, self.rope_base), persistent=False
-            )
+            if rope_fraction == 1.0:
+                inv_freq = rope_inv_freq(self.head_dim, self.rope_base)
+            else:
+                rotated = 2 * int(rope_fraction * self.head_dim // 2)
+                inv_freq = proportional(self.head_dim, base=self.rope_base,
+                                        rotary_dim=rotated)[0]
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
         elif position == "t5":
             self.relative = RelativePositionBias(
                 num_heads, num_buckets, max_distance, bidirectional=False
             )
+        elif position == "fire":
+            self.fire = FIREBias(num_heads, mlp_width=fire_mlp_width, init_c=fire_init_c,
+                                 init_threshold=max_position_embeddings)
         self.nope_layers = tuple(sorted(
             {check_int("nope_layers", i, minimum=0) for i in nope_layers}))
         if self.nope_layers and (position != "rope" or self.nope_layers[-1] >= num_layers):
@@ -245,10 +283,14 @@ class TinyDecoder(nn.Module):
             raise ValueError("nope_attn_temperature needs nope_layers (Llama 4 applies it to "
                              "the layers without RoPE only)")
         self.nope_attn_temperature = nope_attn_temperature
+        if rope_window is not None and position != "rope":
+            raise ValueError(f"rope_window needs position='rope', got {position!r}")
+        self.rope_window = None if rope_window is None else check_int(
+            "rope_window", rope_window, minimum=1)
 
     def num_position_parameters(self) -> int:
         """Trainable parameters that exist only because of the positional scheme."""
-        mods = [m for m in (self.learned, self.relative) if m is not None]
+        mods = [m for m in (self.learned, self.relative, self.fire) if m is not None]
         return sum(p.numel() for m in mods for p in m.parameters())
 
     def forward(
@@ -320,6 +362,12 @@ class TinyDecoder(nn.Module):
             bias = alibi_bias(self.num_heads, s, s, causal=True, device=device).to(x.dtype)
         elif self.position == "t5":
             bias = self.relative(s, s)
+        elif self.position == "fire":
+            bias = self.fire(s, s)
+        rope_mask = mask
+        if self.rope_window is not None:
+            local = sliding_window_mask(s, s, self.rope_window, device=device)
+            rope_mask = local if mask is None else mask & local
         q_scale = None
         if self.nope_attn_temperature is not None:
             floor_scale, attn_scale = self.nope_attn_temperature
@@ -329,7 +377,7 @@ class TinyDecoder(nn.Module):
             if i in self.nope_layers:
                 x = block(x, mask=mask, q_scale=q_scale)
             else:
-                x = block(x, rope=rope, bias=bias, mask=mask)
+                x = block(x, rope=rope, bias=bias, mask=rope_mask)
         return self.head(self.ln_f(x))
 
 

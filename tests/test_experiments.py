@@ -480,6 +480,32 @@ def test_job_outputs_merge_into_the_study_in_any_order():
         run_study(cfg, workers=1))
 
 
+def test_job_outputs_split_the_committed_file_back_into_its_jobs(committed):
+    cfg = E.StudyConfig(**{k: tuple(v) if isinstance(v, list) else v
+                         for k, v in committed["config"].items()})
+    jobs = E.study.job_outputs(committed)
+    assert set(jobs) == {(d, s, p) for d in cfg.depths for s in cfg.seeds
+                         for p in dict.fromkeys(VARIANTS[v][0] for v in cfg.variants)}
+    assert E.dumps_results(E.study.merge_jobs(cfg, list(jobs.values()), "cpu")) == \
+        RESULTS_PATH.read_text(encoding="utf-8")
+
+
+def test_reuse_runs_only_new_jobs_and_gives_a_full_runs_file():
+    """A study that adds a depth and a scheme to an earlier one re-runs only the new jobs
+    (and those of a scheme whose own setting changed); the file is a fresh run's."""
+    first = _tiny_cfg(variants=("rope", "alibi", "p-rope"), probe_variants=("rope",))
+    second = dataclasses.replace(first, depths=(1, 2), p_rope_fraction=0.5,
+                                 variants=("rope", "alibi", "p-rope", "fire"),
+                                 probe_variants=("rope", "fire"))
+    lines = []
+    again = run_study(second, workers=1, reuse=run_study(first, workers=1),
+                      log=lines.append)
+    assert lines[0] == "2 jobs reused, 6 to run"   # rope and alibi at depth 1
+    assert E.dumps_results(again) == E.dumps_results(run_study(second, workers=1))
+    changed = dataclasses.replace(first, t5_num_buckets=8)  # compared for every job
+    assert E.study._reusable(changed, run_study(first, workers=1), "cpu") == {}
+
+
 def test_quick_never_writes_the_committed_results(capsys):
     before = RESULTS_PATH.read_bytes()
     for argv in (["--quick"], ["--quick", "--out", str(RESULTS_PATH)]):
@@ -634,7 +660,10 @@ def test_committed_results_file_is_canonical_json(committed):
 def test_variants_name_known_schemes():
     from posenc.model import POSITIONS
 
-    for name, (position, _) in VARIANTS.items():
-        assert position in POSITIONS, name
+    for name, (scheme, _) in VARIANTS.items():
+        assert scheme in E.SCHEMES, name
+    for scheme, kwargs in E.SCHEMES.items():
+        assert kwargs(FULL, 4)["position"] in POSITIONS, scheme
+    assert set(E.SCHEME_SETTINGS) <= set(E.SCHEMES) and set(E.NEW_SCHEMES) <= set(E.SCHEMES)
     assert set(FULL.variants) == set(VARIANTS)
     assert set(FULL.probe_variants) <= set(FULL.variants)

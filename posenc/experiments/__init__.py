@@ -98,11 +98,18 @@ PROTOCOLS = _config.PROTOCOLS
 #: The protocol of the primary verdicts (``"sliding"``: no early-token bonus at longer
 #: windows); the non-overlapping verdicts are secondary.
 PRIMARY_PROTOCOL = _config.PRIMARY_PROTOCOL
-#: Every evaluation variant, mapped to (trained position scheme, evaluation-time change);
-#: the changes are described where the table is defined, ``posenc/experiments/config.py``.
+#: Every evaluation variant, mapped to (trained scheme, evaluation-time change); the
+#: changes are described where the table is defined, ``posenc/experiments/config.py``.
 VARIANTS = _config.VARIANTS
-#: The configuration of the committed study (``python -m posenc.experiments``): 2-layer
-#: models, three seeds.
+#: The trained schemes, each mapped to the ``TinyDecoder`` arguments it adds (a function of
+#: the study's settings and the depth).
+SCHEMES = _config.SCHEMES
+#: The schemes of 2024–26 (p-RoPE, two RoPE/NoPE hybrids, FIRE), added after the first six.
+NEW_SCHEMES = _config.NEW_SCHEMES
+#: The settings that only one scheme reads.
+SCHEME_SETTINGS = _config.SCHEME_SETTINGS
+#: The configuration of the committed study (``python -m posenc.experiments``): depths 2
+#: and 4, three seeds.
 FULL = _config.FULL
 #: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = _config.QUICK
@@ -133,11 +140,14 @@ __all__ = [
     "LR_CANDIDATES",
     "LR_SWEEP_PATH",
     "MARGIN",
+    "NEW_SCHEMES",
     "PRIMARY_PROTOCOL",
     "PROBE_MARGIN",
     "PROTOCOLS",
     "QUICK",
     "RESULTS_PATH",
+    "SCHEMES",
+    "SCHEME_SETTINGS",
     "VARIANTS",
     "StudyConfig",
     "bootstrap_interval",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from .._checks import check_int
 from .config import FULL, LARGE, LARGE_RESULTS_PATH, LR_SWEEP_PATH, QUICK, RESULTS_PATH
-from .results import save_results
-from .study import run_study
+from .results import load_results, save_results
+from .study import merge_jobs, run_study
 from .tuning import tune_lr
 
 __all__ = ["main"]
@@ -41,6 +41,10 @@ def main(argv=None) -> int:
                         help="worker processes on the CPU (default 2)")
     parser.add_argument("--tune-lr", action="store_true",
                         help="only compare LR_CANDIDATES at L (writes posenc/data/lr_sweep.json)")
+    parser.add_argument("--reuse", action="append", default=[], metavar="PATH",
+                        help="an earlier results file (repeatable): jobs whose settings, "
+                             "versions and device type match are taken from it, not re-run; "
+                             "the output's partial file (OUT.partial) is reused too")
     args = parser.parse_args(argv)
     workers = 2 if args.workers is None else check_int("--workers", args.workers, minimum=1)
     if args.tune_lr:
@@ -61,8 +65,14 @@ def main(argv=None) -> int:
     if args.quick and out.resolve() == RESULTS_PATH.resolve():
         parser.error(f"--quick never writes the committed results ({RESULTS_PATH.name})")
     start, cpu = time.perf_counter(), _cpu_seconds()
-    study = run_study(cfg, workers=workers, log=lambda s: print(s, file=sys.stderr, flush=True))
+    partial = out.with_name(out.name + ".partial")
+    earlier = [Path(p) for p in args.reuse] + ([partial] if partial.exists() else [])
+    study = run_study(cfg, workers=workers, reuse=[load_results(p) for p in earlier],
+                      log=lambda s: print(s, file=sys.stderr, flush=True),
+                      on_job=lambda outs, device: save_results(
+                          merge_jobs(cfg, outs, device), partial))
     save_results(study, out)
+    partial.unlink(missing_ok=True)
     print(f"wrote {out} in {time.perf_counter() - start:.0f} s wall clock, "
           f"{_cpu_seconds() - cpu:.0f} s CPU", file=sys.stderr)
     return 0

@@ -10,8 +10,9 @@ import dataclasses
 from pathlib import Path
 
 __all__ = [
-    "BOS", "FULL", "LARGE", "LARGE_RESULTS_PATH", "LR_SWEEP_PATH", "PRIMARY_PROTOCOL",
-    "PROTOCOLS", "QUICK", "RESULTS_PATH", "VARIANTS", "StudyConfig",
+    "BOS", "FULL", "LARGE", "LARGE_RESULTS_PATH", "LR_SWEEP_PATH", "NEW_SCHEMES",
+    "PRIMARY_PROTOCOL", "PROTOCOLS", "QUICK", "RESULTS_PATH", "SCHEMES", "SCHEME_SETTINGS",
+    "VARIANTS", "StudyConfig",
 ]
 
 #: The BOS token id; bytes are 0–255, so the input vocabulary has 257 ids.
@@ -23,8 +24,42 @@ PROTOCOLS = ("nonoverlapping", "sliding")
 #: non-overlapping verdicts are secondary. Fixed before the study's second run was read.
 PRIMARY_PROTOCOL = "sliding"
 
-#: The evaluation variants, each name mapped to (trained position scheme, evaluation-time
-#: change).
+#: The trained schemes, each mapped to the :class:`posenc.model.TinyDecoder` arguments it
+#: adds to the shared ones, as a function of the study's settings and the depth. The first
+#: six are the sources'; :data:`NEW_SCHEMES` are the designs models adopted since.
+SCHEMES = {
+    "none": lambda cfg, depth: {"position": "none"},
+    "sinusoidal": lambda cfg, depth: {"position": "sinusoidal"},
+    "learned": lambda cfg, depth: {"position": "learned"},
+    "rope": lambda cfg, depth: {"position": "rope"},
+    "alibi": lambda cfg, depth: {"position": "alibi"},
+    "t5": lambda cfg, depth: {"position": "t5"},
+    # p-RoPE (Barbero et al. 2025): only the fastest p of the pairs rotate.
+    "p-rope": lambda cfg, depth: {"position": "rope", "rope_fraction": cfg.p_rope_fraction},
+    # Llama 4 / SmolLM3: every nope_interval-th layer has no positions, all layers global.
+    "rope-nope": lambda cfg, depth: {"position": "rope",
+                                     "nope_layers": cfg.nope_layers(depth)},
+    # Command A / Cohere's RNoPE-SWA: RoPE layers in a sliding window, NoPE layers global.
+    "rope-swa-nope": lambda cfg, depth: {"position": "rope",
+                                         "nope_layers": cfg.nope_layers(depth),
+                                         "rope_window": cfg.hybrid_rope_window},
+    # FIRE (Li et al. 2024): a learned MLP of the normalised log distance.
+    "fire": lambda cfg, depth: {"position": "fire", "fire_mlp_width": cfg.fire_mlp_width,
+                                "fire_init_c": cfg.fire_init_c},
+}
+#: The schemes of 2024–26, added to the study after its first six (chapter 10, "What
+#: 2024–26 added"); their settings were fixed before any of them was evaluated past ``L``.
+NEW_SCHEMES = ("p-rope", "rope-nope", "rope-swa-nope", "fire")
+#: The settings that only one scheme reads (a change re-runs that scheme's jobs alone).
+SCHEME_SETTINGS = {
+    "p-rope": ("p_rope_fraction",),
+    "rope-nope": ("nope_interval",),
+    "rope-swa-nope": ("nope_interval", "hybrid_rope_window"),
+    "fire": ("fire_mlp_width", "fire_init_c"),
+}
+
+#: The evaluation variants, each name mapped to (trained scheme of :data:`SCHEMES`,
+#: evaluation-time change).
 #: Changes: ``None``; ``"interpolate"`` (learned table stretched to ``n``); a RoPE scaling
 #: method of :data:`posenc.scaling.ROPE_SCALING` with ``s = n / L`` (``"linear"`` = PI,
 #: ``"ntk_aware"``, ``"yarn"``); ``"dynamic_ntk"`` (configured factor
@@ -58,6 +93,10 @@ VARIANTS = {
     "alibi+ft": ("alibi", "ft"),
     "t5": ("t5", None),
     "t5+window": ("t5", "window"),
+    "p-rope": ("p-rope", None),
+    "rope-nope": ("rope-nope", None),
+    "rope-swa-nope": ("rope-swa-nope", None),
+    "fire": ("fire", None),
 }
 
 
@@ -90,6 +129,14 @@ class StudyConfig:
 
     Training losses are averaged over windows of ``loss_every`` steps for the loss curves;
     the position-loss curve at the longest length is averaged over ``position_bins`` bins.
+
+    The schemes of :data:`NEW_SCHEMES`: p-RoPE rotates the fastest ``p_rope_fraction`` of
+    the pairs (0.25, Gemma 4's value: 2 of a 16-channel head's 8 pairs); the hybrids drop
+    positions in every ``nope_interval``-th layer (2: the production interval of 4 would
+    leave a 2-layer model without a NoPE layer), ``"rope-swa-nope"`` also restricts its RoPE
+    layers to the last ``hybrid_rope_window`` keys (``L / 2``: Command A's ratio of window
+    to training length); FIRE has the paper's MLP width ``fire_mlp_width`` and initial
+    ``c = fire_init_c``, its threshold starting at ``L``.
     """
 
     variants: tuple[str, ...] = tuple(VARIANTS)
@@ -123,7 +170,8 @@ class StudyConfig:
     probe_variants: tuple[str, ...] = (
         "nope", "sinusoidal", "learned", "learned+interp", "rope", "rope+pi", "rope+ntk",
         "rope+dynamic-ntk", "rope+yarn", "rope+window", "rope+ft", "rope+pi+ft",
-        "rope+yarn+ft", "alibi", "alibi+window", "alibi+ft", "t5",
+        "rope+yarn+ft", "alibi", "alibi+window", "alibi+ft", "t5", "p-rope", "rope-nope",
+        "rope-swa-nope", "fire",
     )
     probe_multiples: tuple[int, ...] = (1, 4)
     probe_distances: tuple[int, ...] = (8, 16, 32, 64, 128, 192)
@@ -133,6 +181,16 @@ class StudyConfig:
     t5_max_distance: int = 16
     loss_every: int = 50
     position_bins: int = 32
+    p_rope_fraction: float = 0.25
+    nope_interval: int = 2
+    hybrid_rope_window: int = 32
+    fire_mlp_width: int = 32
+    fire_init_c: float = 0.1
+
+    def nope_layers(self, depth: int) -> tuple[int, ...]:
+        """The layers without positions in the hybrids: ``i`` with ``(i + 1) % interval ==
+        0``, the rule of ``transformers``' Llama 4 and SmolLM3 configs."""
+        return tuple(i for i in range(depth) if (i + 1) % self.nope_interval == 0)
 
     def to_dict(self) -> dict:
         def plain(v):
@@ -159,11 +217,9 @@ class StudyConfig:
         return min(seq_len // self.sliding_fraction, self.sliding_span_bytes)
 
 
-#: The configuration of the committed study (``python -m posenc.experiments``): the 2-layer
-#: models only. The first version of the study also trained 4-layer models; this version's
-#: run of them did not fit the machine time it had, so they were left out rather than
-#: reported from fewer seeds (``StudyConfig(depths=(2, 4))`` runs both).
-FULL = StudyConfig(depths=(2,))
+#: The configuration of the committed study (``python -m posenc.experiments``): depths 2
+#: and 4, three seeds.
+FULL = StudyConfig()
 #: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = StudyConfig(
     variants=("sinusoidal", "learned", "learned+interp", "rope", "rope+pi", "rope+ntk",

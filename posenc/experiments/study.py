@@ -20,13 +20,13 @@ import numpy as np
 import torch
 
 from .._checks import check_choice, check_int
-from .config import FULL, PROTOCOLS, VARIANTS, StudyConfig
+from .config import FULL, PROTOCOLS, SCHEME_SETTINGS, VARIANTS, StudyConfig
 from .corpus import load_corpus
 from .evaluation import eval_spans, evaluate
 from .probe import far_context_probe, probe_distances
 from .training import _device, finetune, train
 
-__all__ = ["run_study", "versions"]
+__all__ = ["job_outputs", "merge_jobs", "run_study", "versions"]
 
 
 def _round(x, nd=4):
@@ -146,7 +146,63 @@ def _validate(cfg: StudyConfig) -> None:
                          "one of probe_distances below each window minus probe_target_bytes")
 
 
-def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=None) -> dict:
+#: Settings that only say *which* jobs a study runs; every other setting can change a job.
+_JOB_LIST_KEYS = ("depths", "seeds", "variants", "probe_variants", "nonoverlapping_only")
+
+
+def _job_settings(config: dict, position: str) -> dict:
+    """What decides the output of one job of ``position``: every setting but the job list
+    and the settings only other schemes read, and the variants of ``position`` in each
+    variant list (in order)."""
+    others = {k for p, keys in SCHEME_SETTINGS.items() if p != position for k in keys}
+    mine = set(SCHEME_SETTINGS.get(position, ()))
+    own = {k: v for k, v in config.items()
+           if k not in _JOB_LIST_KEYS and (k not in others or k in mine)}
+    for k in _JOB_LIST_KEYS[2:]:
+        own[k] = [v for v in config[k] if VARIANTS[v][0] == position]
+    return own
+
+
+def _position_of(row: dict) -> str:
+    return row["position"] if "position" in row else VARIANTS[row["variant"]][0]
+
+
+def job_outputs(study: dict) -> dict:
+    """Split a results dict back into its jobs' outputs.
+
+    Returns ``{(depth, seed, position): output}``, each output as :func:`run_study`'s
+    worker returns it (rows in the file's order), so that
+    ``merge_jobs(cfg, list(job_outputs(study).values()), study["device"])`` is ``study``
+    again (tested).
+    """
+    keys = ("training", "results", "position_loss", "finetune_sweep", "probe")
+    outs: dict = {}
+    for key in keys:
+        for row in study[key]:
+            job = (row["depth"], row["seed"], _position_of(row))
+            outs.setdefault(job, {k: [] for k in keys})[key].append(row)
+    return outs
+
+
+def _reusable(cfg: StudyConfig, reuse, device: str) -> dict:
+    """The jobs of ``reuse`` (a results dict or a list of them, the first one holding a job
+    wins) that ``cfg`` would compute again unchanged: same versions and device type, and the
+    same settings for that job's scheme."""
+    studies = [] if reuse is None else [reuse] if isinstance(reuse, dict) else list(reuse)
+    mine, kept = cfg.to_dict(), {}
+    for study in studies:
+        if study.get("versions") != versions() or study.get("device") != torch.device(
+                device).type:
+            continue
+        for job, out in job_outputs(study).items():
+            if job not in kept and _job_settings(study["config"], job[2]) == \
+                    _job_settings(mine, job[2]):
+                kept[job] = out
+    return kept
+
+
+def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=None,
+              reuse=None, on_job=None) -> dict:
     """Train every scheme at every depth and seed; evaluate every variant; probe; sweep.
 
     Args:
@@ -155,6 +211,14 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
         workers: worker processes (default 2, both cores of the reference machine; each
             job runs on one thread, so the results do not depend on this).
         log: optional ``print``-like callable for progress lines.
+        reuse: an earlier results dict, or a list of them: a (depth, seed, scheme) job whose settings,
+            library versions and device type are the same there is taken from it instead
+            of being run again (jobs are independent and deterministic, so the merged file
+            is the same as a full run's on the same CPU type and torch build). How a new
+            depth or scheme is added without re-running the others.
+        on_job: optional callable ``on_job(outs, device)`` given the job outputs so far
+            (reused ones included) after every finished job, e.g. to save partial results
+            with :func:`merge_jobs`.
 
     Returns:
         A JSON-ready dict: ``config``, ``versions``, ``device``, ``corpus`` (files, bytes
@@ -175,17 +239,23 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
     """
     _validate(cfg)
     device = str(_device() if device is None else torch.device(device))
-    jobs = _jobs(cfg, device)
     start = time.perf_counter()
     workers = check_int("workers", workers, minimum=1)
+    kept = _reusable(cfg, reuse, device)
+    jobs = [j for j in _jobs(cfg, device) if (j[1], j[2], j[3]) not in kept]
+    outs = [kept[(j[1], j[2], j[3])] for j in _jobs(cfg, device)
+            if (j[1], j[2], j[3]) in kept]
+    if log and kept:
+        log(f"{len(kept)} jobs reused, {len(jobs)} to run")
 
     def done(job):
+        if on_job is not None:
+            on_job(outs, device)
         if log:
             log(f"depth {job[1]} seed {job[2]} {job[3]:10s} done "
                 f"({time.perf_counter() - start:.0f} s)")
 
-    outs = []
-    if workers > 1:
+    if workers > 1 and jobs:
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             for job, out in zip(jobs, pool.map(_job, jobs), strict=True):
                 outs.append(out)

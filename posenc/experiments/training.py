@@ -14,7 +14,7 @@ import torch
 
 from ..model import TinyDecoder
 from ..scaling import ROPE_SCALING, dynamic_ntk, yarn, yarn_attention_factor
-from .config import BOS, StudyConfig
+from .config import BOS, SCHEMES, StudyConfig
 from .corpus import load_corpus, sample_batch
 
 __all__ = ["build_model", "finetune", "forward_kwargs", "train"]
@@ -24,14 +24,16 @@ def _device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def build_model(cfg: StudyConfig, position: str, depth: int, seed: int) -> TinyDecoder:
-    """The model of one run, initialised from ``seed`` (same shared weights for every scheme)."""
+def build_model(cfg: StudyConfig, scheme: str, depth: int, seed: int) -> TinyDecoder:
+    """The model of one run of ``scheme`` (a key of :data:`SCHEMES`), initialised from
+    ``seed`` (same shared weights for every scheme)."""
     torch.manual_seed(seed)
     return TinyDecoder(
-        BOS + 1, 256, position,
+        BOS + 1, 256,
         d_model=cfg.d_model, num_heads=cfg.num_heads, num_layers=depth, d_ff=cfg.d_ff,
         max_position_embeddings=cfg.train_len,
         num_buckets=cfg.t5_num_buckets, max_distance=cfg.t5_max_distance,
+        **SCHEMES[scheme](cfg, depth),
     )
 
 
