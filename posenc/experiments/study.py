@@ -211,11 +211,11 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
         workers: worker processes (default 2, both cores of the reference machine; each
             job runs on one thread, so the results do not depend on this).
         log: optional ``print``-like callable for progress lines.
-        reuse: an earlier results dict, or a list of them: a (depth, seed, scheme) job whose settings,
-            library versions and device type are the same there is taken from it instead
-            of being run again (jobs are independent and deterministic, so the merged file
-            is the same as a full run's on the same CPU type and torch build). How a new
-            depth or scheme is added without re-running the others.
+        reuse: an earlier results dict, or a list of them: a (depth, seed, scheme) job
+            whose settings, library versions and device type are the same there is taken
+            from it instead of being run again (jobs are independent and deterministic, so
+            the merged file is the same as a full run's on the same CPU type and torch
+            build). How a new depth or scheme is added without re-running the others.
         on_job: optional callable ``on_job(outs, device)`` given the job outputs so far
             (reused ones included) after every finished job, e.g. to save partial results
             with :func:`merge_jobs`.
