@@ -128,6 +128,9 @@ MARGIN = _verdicts.MARGIN
 #: The sources' claims as comparisons ``(claim, a, multiple_a, b, multiple_b, relation)``,
 #: fixed before the study first ran; see :mod:`posenc.experiments.verdicts`.
 CLAIMS = _verdicts.CLAIMS
+#: Claims of 2024–26 on p-RoPE, the RoPE/NoPE hybrids and FIRE, same form, fixed before
+#: those schemes were evaluated past ``L``.
+NEW_CLAIMS = _verdicts.NEW_CLAIMS
 #: Far-context gain (bits per byte) that counts as use in :func:`probe_gain`.
 PROBE_MARGIN = _probe.PROBE_MARGIN
 
@@ -140,6 +143,7 @@ __all__ = [
     "LR_CANDIDATES",
     "LR_SWEEP_PATH",
     "MARGIN",
+    "NEW_CLAIMS",
     "NEW_SCHEMES",
     "PRIMARY_PROTOCOL",
     "PROBE_MARGIN",

@@ -20,7 +20,7 @@ from .config import PRIMARY_PROTOCOL, PROTOCOLS
 from .intervals import paired_interval
 from .results import _rows
 
-__all__ = ["CLAIMS", "MARGIN", "check_claims", "claims_table", "verdict"]
+__all__ = ["CLAIMS", "MARGIN", "NEW_CLAIMS", "check_claims", "claims_table", "verdict"]
 
 #: Bits per byte within which two results count as "the same level" in :data:`CLAIMS`
 #: (about 2 % of the models' ≈ 2.3 bits per byte at ``L``); fixed before the study ran.
@@ -49,6 +49,26 @@ CLAIMS = (
     ("YaRN needs few steps (4L at RoPE's level at L after the fine-tune)", "rope+yarn+ft", 4,
      "rope", 1, "<="),
     ("YaRN fine-tunes at least as well as PI (4L)", "rope+yarn+ft", 4, "rope+pi+ft", 4, "<="),
+)
+
+#: What the papers and model reports of 2024–26 say of p-RoPE, the RoPE/NoPE hybrids and
+#: FIRE, as comparisons of the same form, fixed (with the schemes' settings) before any of
+#: them was evaluated past ``L``. ``">"`` claims that ``b`` beats ``a`` by more than the
+#: margin read ``d = a − b > MARGIN`` with the worse-expected scheme as ``a``.
+NEW_CLAIMS = (
+    ("p-RoPE costs nothing at L (Barbero et al.)", "p-rope", 1, "rope", 1, "<="),
+    ("p-RoPE holds up to 4L", "p-rope", 4, "p-rope", 1, "<="),
+    ("p-RoPE beats RoPE at 4L", "rope", 4, "p-rope", 4, ">"),
+    ("RoPE/NoPE hybrid costs nothing at L", "rope-nope", 1, "rope", 1, "<="),
+    ("RoPE/NoPE hybrid holds up to 4L", "rope-nope", 4, "rope-nope", 1, "<="),
+    ("RoPE/NoPE hybrid beats RoPE at 4L", "rope", 4, "rope-nope", 4, ">"),
+    ("SWA-RoPE/NoPE hybrid costs nothing at L", "rope-swa-nope", 1, "rope", 1, "<="),
+    ("SWA-RoPE/NoPE hybrid stays flat to 16L", "rope-swa-nope", 16, "rope-swa-nope", 1,
+     "<="),
+    ("FIRE costs nothing at L (against T5)", "fire", 1, "t5", 1, "<="),
+    ("FIRE stays flat to 16L", "fire", 16, "fire", 1, "<="),
+    ("FIRE beats T5 at 16L (Li et al.)", "t5", 16, "fire", 16, ">"),
+    ("FIRE beats ALiBi at 16L (Li et al.)", "alibi", 16, "fire", 16, ">"),
 )
 
 
