@@ -304,6 +304,20 @@ def _notebook_times(junit: Path) -> dict[str, float]:
     return dict(sorted(per_nb.items()))
 
 
+def _file_times(junit: Path, top: int = 10) -> dict[str, float]:
+    """The ``top`` test files (notebooks included) by summed per-test seconds (setup, call
+    and teardown, on whichever worker ran them), largest first: where the test command's
+    time goes."""
+    per_file: dict[str, float] = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = case.get("file") or (case.get("classname") or "").replace(".", "/") + ".py"
+        if (match := re.search(r"[\w/]*\d\d_[\w-]+\.ipynb", name + " " + (
+                case.get("classname") or ""))):
+            name = match.group(0)
+        per_file[name] = per_file.get(name, 0.0) + float(case.get("time") or 0.0)
+    return dict(sorted(per_file.items(), key=lambda kv: -kv[1])[:top])
+
+
 def _junit_counts(junit: Path) -> dict[str, int]:
     """Tests by outcome in a JUnit report (what pytest's summary line counts)."""
     root = ET.parse(junit).getroot()
@@ -347,6 +361,7 @@ def bench_book(full_study: bool = False) -> dict:
         workers = re.search(r"(?:created: (\d+)/\d+ workers|(\d+) workers \[)", proc.stdout)
         out["pytest_workers"] = int(workers.group(1) or workers.group(2)) if workers else 1
         out["notebooks_s"] = _notebook_times(junit) if junit.exists() else {}
+        out["files_s"] = _file_times(junit) if junit.exists() else {}
         out["tests"] = _junit_counts(junit) if junit.exists() else {}
         pdf = tmp / "book.pdf"
         secs, proc = _run([sys.executable, "scripts/build_pdf.py", "--output", str(pdf)])
@@ -512,6 +527,12 @@ def render(res: dict) -> str:
             "|---|---:|",
         ]
         lines += [f"| {name} | {secs:.1f} |" for name, secs in nbs.items()]
+        if book.get("files_s"):
+            lines += ["", f"Where the test command's time goes: the {len(book['files_s'])} "
+                      f"slowest test files by summed per-test seconds (over {workers} "
+                      "workers, so the wall clock is about this sum divided by the workers "
+                      "where both are busy).", "", "| test file | seconds |", "|---|---:|"]
+            lines += [f"| {name} | {secs:.0f} |" for name, secs in book["files_s"].items()]
     return "\n".join(lines) + "\n"
 
 

@@ -644,6 +644,26 @@ def test_committed_results_cover_every_run(committed):
         len(FULL.probe_variants) * len(FULL.depths) * len(FULL.seeds) * per_variant)
 
 
+def test_claims_name_evaluated_variants_and_lengths():
+    """Every claim, old and new, compares variants the full study evaluates with the primary
+    protocol at lengths it scores, so none is skipped silently."""
+    for claims in (E.CLAIMS, E.NEW_CLAIMS):
+        for claim, a, ma, b, mb, rel in claims:
+            assert rel in ("<=", ">"), claim
+            for v, m in ((a, ma), (b, mb)):
+                assert v in FULL.variants and v not in FULL.nonoverlapping_only, claim
+                assert m in FULL.multiples, claim
+    news = {v for c in E.NEW_CLAIMS for v in (c[1], c[3]) if VARIANTS[v][0] in E.NEW_SCHEMES}
+    assert news == set(E.NEW_SCHEMES)  # each new scheme is judged
+
+
+def test_committed_results_judge_every_claim(committed):
+    depths, protocols = len(FULL.depths), len(PROTOCOLS)
+    assert len(E.check_claims(committed)) == len(E.CLAIMS) * depths * protocols
+    assert len(E.check_claims(committed, E.NEW_CLAIMS)) == (
+        len(E.NEW_CLAIMS) * depths * protocols)
+
+
 def test_committed_results_span_error_is_well_below_the_margin(committed):
     """The scored spans are many enough: for every claim check within 0.1 of the margin in
     the primary protocol, the span standard error is below a third of the margin."""

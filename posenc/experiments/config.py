@@ -134,9 +134,10 @@ class StudyConfig:
     the pairs (0.25, Gemma 4's value: 2 of a 16-channel head's 8 pairs); the hybrids drop
     positions in every ``nope_interval``-th layer (2: the production interval of 4 would
     leave a 2-layer model without a NoPE layer), ``"rope-swa-nope"`` also restricts its RoPE
-    layers to the last ``hybrid_rope_window`` keys (``L / 2``: Command A's ratio of window
-    to training length); FIRE has the paper's MLP width ``fire_mlp_width`` and initial
-    ``c = fire_init_c``, its threshold starting at ``L``.
+    layers to the last ``hybrid_rope_window`` keys (``L / 2``: a window shorter than the
+    training length, so those layers never meet a distance they were not trained on, at any
+    evaluation length — the point of the design); FIRE has the paper's MLP width
+    ``fire_mlp_width`` and initial ``c = fire_init_c``, its threshold starting at ``L``.
     """
 
     variants: tuple[str, ...] = tuple(VARIANTS)
