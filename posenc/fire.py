@@ -47,7 +47,8 @@ __all__ = ["FIREBias", "fire_bias", "fire_inputs"]
 
 def fire_inputs(q_len: int, k_len: int | None = None, *, c, threshold,
                 query_offset: int | None = None, eps: float = 1e-6,
-                device=None, dtype=torch.float32) -> torch.Tensor:
+                progressive: bool = True, device=None,
+                dtype=torch.float32) -> torch.Tensor:
     """FIRE's normalised distances ``ψ(i − j) / (ψ(max(L, i)) + eps)``, shape ``(q, k)``.
 
     Args:
@@ -58,6 +59,9 @@ def fire_inputs(q_len: int, k_len: int | None = None, *, c, threshold,
         threshold: ``L`` (float or 0-d tensor); its absolute value is used.
         query_offset: position of the first query (default ``k − q``).
         eps: added to the denominator (default ``1e-6``, the paper's).
+        progressive: ``False`` replaces ``max(L, i)`` by ``L`` (the normaliser frozen at
+            its value below the threshold): an ablation of progressive interpolation, under
+            which inputs exceed 1 past ``L`` instead of being squeezed into ``[0, 1]``.
         device, dtype: of the result (float32 or float64).
 
     Returns:
@@ -77,26 +81,27 @@ def fire_inputs(q_len: int, k_len: int | None = None, *, c, threshold,
     qpos = torch.arange(q_len, dtype=dtype, device=device) + offset
     kpos = torch.arange(k_len, dtype=dtype, device=device)
     distance = torch.log(torch.abs(c * (qpos[:, None] - kpos[None, :])) + 1)
-    normaliser = torch.maximum(qpos, torch.abs(threshold))[:, None]
+    normaliser = torch.maximum(qpos, torch.abs(threshold))[:, None] if progressive else \
+        torch.abs(threshold).expand(q_len, 1)
     return distance / (torch.log(torch.abs(c * normaliser) + 1) + eps)
 
 
 def fire_bias(q_len: int, k_len: int | None = None, *, f, c, threshold,
-              query_offset: int | None = None, eps: float = 1e-6, device=None,
-              dtype=torch.float32) -> torch.Tensor:
+              query_offset: int | None = None, eps: float = 1e-6, progressive: bool = True,
+              device=None, dtype=torch.float32) -> torch.Tensor:
     """FIRE's bias ``b(i, j) = f(ψ(i − j) / ψ(max(L, i)))`` for any function ``f``.
 
     Args:
         f: maps inputs ``(q, k, 1)`` to ``(q, k, h)`` (the MLP of :class:`FIREBias`, or
             any callable, e.g. one that makes FIRE equal ALiBi below the threshold).
-        q_len, k_len, c, threshold, query_offset, eps, device, dtype: as
+        q_len, k_len, c, threshold, query_offset, eps, progressive, device, dtype: as
             :func:`fire_inputs`.
 
     Returns:
         ``(h, q, k)``, to add to the scaled attention scores.
     """
     x = fire_inputs(q_len, k_len, c=c, threshold=threshold, query_offset=query_offset,
-                    eps=eps, device=device, dtype=dtype)
+                    eps=eps, progressive=progressive, device=device, dtype=dtype)
     return f(x.unsqueeze(-1)).permute(2, 0, 1)
 
 
@@ -141,10 +146,10 @@ class FIREBias(nn.Module):
         return f"num_heads={self.num_heads}, eps={self.eps:g}"
 
     def forward(self, q_len: int, k_len: int | None = None, *,
-                query_offset: int | None = None) -> torch.Tensor:
+                query_offset: int | None = None, progressive: bool = True) -> torch.Tensor:
         """The bias ``(h, q, k)`` on the parameters' device and dtype (see
-        :func:`fire_bias`)."""
+        :func:`fire_bias`; ``progressive=False`` is the ablation described there)."""
         weight = self.mlp[0].weight
         return fire_bias(q_len, k_len, f=self.mlp, c=self.c, threshold=self.threshold,
-                         query_offset=query_offset, eps=self.eps, device=weight.device,
-                         dtype=weight.dtype)
+                         query_offset=query_offset, eps=self.eps, progressive=progressive,
+                         device=weight.device, dtype=weight.dtype)

@@ -300,6 +300,7 @@ class TinyDecoder(nn.Module):
         rope_scaling: tuple[torch.Tensor, float] | None = None,
         learned_table: LearnedPositionalEmbedding | None = None,
         attention_window: int | None = None,
+        fire_progressive: bool = True,
     ) -> torch.Tensor:
         """Logits ``(b, s, C)`` for ``tokens: (b, s)`` (int64), positions ``0 … s − 1``.
 
@@ -316,6 +317,9 @@ class TinyDecoder(nn.Module):
                 (:func:`posenc.attention.sliding_window_mask`; Mistral's and Gemma's
                 ``sliding_window``): the window ablation of the comparison chapter. An
                 integer ``>= 1``; any scheme.
+            fire_progressive: for ``position="fire"`` only; ``False`` freezes FIRE's
+                normaliser at its threshold (no progressive interpolation past it), an
+                evaluation-time ablation (:func:`posenc.fire.fire_inputs`).
 
         Raises:
             IndexError: ``position="learned"`` and ``s`` exceeds the table; a token id
@@ -339,6 +343,9 @@ class TinyDecoder(nn.Module):
             raise ValueError(f"rope_scaling needs position='rope', got {self.position!r}")
         if learned_table is not None and self.position != "learned":
             raise ValueError(f"learned_table needs position='learned', got {self.position!r}")
+        if not fire_progressive and self.position != "fire":
+            raise ValueError(f"fire_progressive=False needs position='fire', got "
+                             f"{self.position!r}")
         s = tokens.shape[1]
         device = tokens.device
         mask = None if attention_window is None else sliding_window_mask(
@@ -363,7 +370,7 @@ class TinyDecoder(nn.Module):
         elif self.position == "t5":
             bias = self.relative(s, s)
         elif self.position == "fire":
-            bias = self.fire(s, s)
+            bias = self.fire(s, s, progressive=fire_progressive)
         rope_mask = mask
         if self.rope_window is not None:
             local = sliding_window_mask(s, s, self.rope_window, device=device)

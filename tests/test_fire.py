@@ -85,6 +85,26 @@ def test_progressive_interpolation_keeps_every_causal_input_in_0_1():
         assert torch.all(diag == diag[0])
 
 
+def test_the_fixed_normaliser_ablation_changes_only_queries_past_the_threshold():
+    on = fire_inputs(200, c=0.1, threshold=64.0, dtype=torch.float64)
+    off = fire_inputs(200, c=0.1, threshold=64.0, progressive=False, dtype=torch.float64)
+    torch.testing.assert_close(on[:65], off[:65], rtol=0, atol=0)  # i <= L: identical
+    assert not torch.equal(on[65:], off[65:])
+    for d in range(200):  # the frozen normaliser: a function of i - j alone, everywhere
+        diag = torch.diagonal(off, -d)
+        assert torch.all(diag == diag[0])
+    assert float(off[199, 0]) > 1.0  # past L its inputs leave the trained range [0, 1]
+    torch.manual_seed(0)
+    model = TinyDecoder(257, 256, "fire", max_position_embeddings=16).eval()
+    x = torch.randint(0, 256, (1, 40))
+    with torch.no_grad():
+        a, b = model(x), model(x, fire_progressive=False)
+    torch.testing.assert_close(a[0, :17], b[0, :17], rtol=0, atol=0)
+    assert not torch.allclose(a[0, 17:], b[0, 17:])
+    with pytest.raises(ValueError, match="fire_progressive"):
+        TinyDecoder(257, 256, "t5")(x, fire_progressive=False)
+
+
 def test_fire_is_alibi_below_the_threshold_with_the_right_f():
     """FIRE represents ALiBi (the paper's claim), below the threshold exactly, with
     f(x) = −m (e^{x (ψ(L) + eps)} − 1) / c."""

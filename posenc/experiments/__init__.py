@@ -106,6 +106,8 @@ VARIANTS = _config.VARIANTS
 SCHEMES = _config.SCHEMES
 #: The schemes of 2024–26 (p-RoPE, two RoPE/NoPE hybrids, FIRE), added after the first six.
 NEW_SCHEMES = _config.NEW_SCHEMES
+#: Arms added after the new schemes' results were read (exploratory): p-RoPE at 0.75.
+EXPLORATORY_SCHEMES = _config.EXPLORATORY_SCHEMES
 #: The settings that only one scheme reads.
 SCHEME_SETTINGS = _config.SCHEME_SETTINGS
 #: The configuration of the committed study (``python -m posenc.experiments``): depths 2
@@ -137,6 +139,7 @@ PROBE_MARGIN = _probe.PROBE_MARGIN
 __all__ = [
     "BOS",
     "CLAIMS",
+    "EXPLORATORY_SCHEMES",
     "FULL",
     "LARGE",
     "LARGE_RESULTS_PATH",

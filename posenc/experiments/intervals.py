@@ -10,6 +10,8 @@ seed-to-seed and for span-to-span variation.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .results import span_matrix
@@ -39,12 +41,21 @@ def bootstrap_interval(diffs, *, level: float = 0.95, resamples: int = RESAMPLES
         raise ValueError(f"diffs must be a (seeds, spans) matrix, got shape {d.shape}")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    rng = np.random.default_rng(seed)
     s, j = d.shape
-    ws, wj = (_counts(rng.integers(0, k, (resamples, k)), k) for k in (s, j))
-    stats = (((ws / s) @ d) * (wj / j)).sum(1)
+    ws, wj = _weights(int(seed), int(resamples), s, j)
+    stats = ((ws @ d) * wj).sum(1)
     lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2])
     return tuple(round(float(x), 4) for x in (d.mean(), lo, hi))
+
+
+@functools.lru_cache(maxsize=16)
+def _weights(seed: int, resamples: int, s: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """The draws' weights ``(resamples, s)`` and ``(resamples, j)`` (counts / size): a pure
+    function of its arguments, so they are drawn once per shape and reused (read-only)."""
+    rng = np.random.default_rng(seed)
+    ws, wj = (_counts(rng.integers(0, k, (resamples, k)), k) / k for k in (s, j))
+    ws.flags.writeable = wj.flags.writeable = False
+    return ws, wj
 
 
 def _counts(draws: np.ndarray, k: int) -> np.ndarray:

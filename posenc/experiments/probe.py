@@ -135,6 +135,23 @@ def far_context_probe(model, cfg: StudyConfig, variant: str, seq_len: int, *,
     return out
 
 
+_INDEX: dict = {}
+
+
+def _probe_index(rows: list) -> dict:
+    """``rows`` grouped by (variant, depth, length, distance), built once per list (rebuilt
+    when the list object or its length changes)."""
+    hit = _INDEX.get(id(rows))
+    if hit is None or hit[0] is not rows or hit[1] != len(rows):
+        index: dict = {}
+        for r in rows:
+            index.setdefault((r["variant"], r["depth"], r["length"], r["distance"]),
+                             []).append(r)
+        _INDEX.clear()  # one study at a time: keep the cache from growing
+        _INDEX[id(rows)] = hit = (rows, len(rows), index)
+    return hit[2]
+
+
 def probe_gain(study: dict, variant: str, depth: int, length: int, distance: int,
                **kw) -> dict | None:
     """Far-context gain of ``variant`` at window ``length`` and ``distance`` from a study's
@@ -150,15 +167,13 @@ def probe_gain(study: dict, variant: str, depth: int, length: int, distance: int
     Raises:
         ValueError: no probe rows for that setting.
     """
-    rows = [r for r in study.get("probe", []) if (r["variant"], r["depth"], r["length"],
-                                                   r["distance"]) == (variant, depth, length,
-                                                                      distance)]
+    rows = _probe_index(study.get("probe", [])).get((variant, depth, length, distance), [])
     if not rows:
         raise ValueError(f"no probe rows for {variant!r} at depth {depth}, length {length}, "
                          f"distance {distance}")
     if any(r["real"] is None for r in rows):
         return None
-    rows.sort(key=lambda r: r["seed"])
+    rows = sorted(rows, key=lambda r: r["seed"])
     real = np.array([r["real"] for r in rows], dtype=float)
     swapped = np.array([r["swapped"] for r in rows], dtype=float)
     mean, lo, hi = bootstrap_interval(swapped - real, **kw)

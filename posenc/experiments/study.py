@@ -67,6 +67,9 @@ def _job(args) -> dict:
     out["training"].append({"position": position, **ids, "stage": "train",
                             "steps": cfg.steps, "final_train_loss": _round(final),
                             "loss_curve": [_round(x) for x in curve]})
+    if model.fire is not None:  # FIRE's learned scalars: ψ's scale and the threshold
+        out["training"][-1].update(fire_c=_round(model.fire.c.detach()),
+                                   fire_threshold=_round(model.fire.threshold.detach()))
     tuned = {}
     for name in (v for v in cfg.variants if VARIANTS[v][0] == position):
         change = VARIANTS[name][1]
@@ -223,7 +226,8 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
     Returns:
         A JSON-ready dict: ``config``, ``versions``, ``device``, ``corpus`` (files, bytes
         and SHA-256 per split; the file and offset of every scored span per protocol),
-        ``training`` (per run and fine-tune: steps, final training loss, loss curve),
+        ``training`` (per run and fine-tune: steps, final training loss, loss curve; a
+        FIRE run also its learned ``fire_c`` and ``fire_threshold``),
         ``results`` (one row per variant × depth × seed × length × protocol: ``bpb`` and
         per-span ``span_bpb``, or ``status == "cannot run"``), ``position_loss`` (per
         variant × depth × seed: mean bits per byte in ``position_bins`` bins of the longest

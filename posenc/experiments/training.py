@@ -170,6 +170,8 @@ def forward_kwargs(model: TinyDecoder, change: str | None, seq_len: int, cfg: St
         return {}
     if change == "window":
         return {"attention_window": L}
+    if change == "fixed-normaliser":
+        return {"fire_progressive": False}
     if change == "interpolate":
         return {} if seq_len <= L else {"learned_table": model.learned.interpolate(seq_len)}
     if change.startswith("ft"):
