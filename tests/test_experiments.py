@@ -346,6 +346,23 @@ def test_bootstrap_interval_resamples_seeds_and_spans():
         E.bootstrap_interval(flat, level=1.0)
 
 
+def test_bootstrap_interval_is_the_plain_resampling_it_describes():
+    """The cached draws give exactly the intervals of drawing afresh each time: seeds and
+    spans resampled with replacement, the crossed selection's mean, its percentiles."""
+    rng = np.random.default_rng(7)
+    for shape, seed, resamples in (((3, 64), 0, 4000), ((2, 5), 3, 500), ((3, 16), 0, 4000)):
+        d = rng.normal(0.1, 0.2, shape)
+        draws = np.random.default_rng(seed)
+        rows = draws.integers(0, shape[0], (resamples, shape[0]))
+        cols = draws.integers(0, shape[1], (resamples, shape[1]))
+        stats = [d[np.ix_(r, c)].mean() for r, c in zip(rows, cols, strict=True)]
+        lo, hi = np.quantile(stats, [0.025, 0.975])
+        want = tuple(round(float(x), 4) for x in (d.mean(), lo, hi))
+        for _ in range(2):  # the second call reads the cache
+            assert E.bootstrap_interval(d, seed=seed, resamples=resamples) == \
+                pytest.approx(want, abs=1e-12)
+
+
 @pytest.mark.parametrize(("lo", "hi", "le", "gt"), [
     (-0.10, 0.04, "holds", "fails"),       # wholly at or below the margin
     (-0.10, 0.05, "holds", "fails"),       # touching it from below counts as below
