@@ -29,7 +29,6 @@ sys.path.insert(0, str(ROOT))
 
 #: The other kernel setting (environment of the worker processes).
 SETTING = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
-OUT = ROOT / "posenc" / "data" / "kernel_tolerance.json"
 
 
 def _run(job):
@@ -41,13 +40,19 @@ def _run(job):
 
 
 def main(argv=None) -> int:
-    from posenc.experiments import StudyConfig, check_claims, load_results, save_results
+    from posenc.experiments import (
+        KERNEL_TOLERANCE_PATH,
+        StudyConfig,
+        check_claims,
+        load_results,
+        save_results,
+    )
     from posenc.experiments.study import job_outputs, merge_jobs
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[1])
     parser.add_argument("--schemes", nargs="+", default=["rope", "t5", "alibi"])
     parser.add_argument("--depth", type=int, default=2)
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--out", default=str(KERNEL_TOLERANCE_PATH))
     args = parser.parse_args(argv)
     committed = load_results()
     cfg = StudyConfig(**{k: tuple(v) if isinstance(v, list) else v

@@ -704,3 +704,22 @@ def test_variants_name_known_schemes():
     assert set(E.SCHEME_SETTINGS) <= set(E.SCHEMES) and set(E.NEW_SCHEMES) <= set(E.SCHEMES)
     assert set(FULL.variants) == set(VARIANTS)
     assert set(FULL.probe_variants) <= set(FULL.variants)
+
+
+def test_kernel_tolerance_file_measures_the_committed_study(committed):
+    """scripts/kernel_tolerance.py's committed measurement belongs to this results file:
+    same config and versions, jobs of the study, and a change per re-run scheme."""
+    tol = json.loads(E.KERNEL_TOLERANCE_PATH.read_text(encoding="utf-8"))
+    assert tol["config"] == committed["config"]
+    assert tol["versions"] == committed["versions"]
+    assert tol["cpu_capability"] == ["DEFAULT"]  # the workers really ran the other kernels
+    schemes = {j["scheme"] for j in tol["jobs"]}
+    assert schemes == set(tol["max_abs_change"])
+    assert {(j["depth"], j["seed"]) for j in tol["jobs"]} <= {
+        (d, s) for d in FULL.depths for s in FULL.seeds}
+    for got in tol["max_abs_change"].values():
+        assert 0 <= got["bpb"] < 1
+    claims = {(r["claim"], r["depth"], r["protocol"]): r["verdict"]
+              for r in E.check_claims(committed)}
+    for v in tol["verdicts_changed"]:
+        assert claims[(v["claim"], v["depth"], v["protocol"])] == v["committed"] != v["rerun"]

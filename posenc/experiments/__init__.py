@@ -123,6 +123,9 @@ RESULTS_PATH = _config.RESULTS_PATH
 LARGE_RESULTS_PATH = _config.LARGE_RESULTS_PATH
 #: Where ``python -m posenc.experiments --tune-lr`` writes its table.
 LR_SWEEP_PATH = _config.LR_SWEEP_PATH
+#: The measured drift of chosen committed jobs under other CPU kernels
+#: (``scripts/kernel_tolerance.py``).
+KERNEL_TOLERANCE_PATH = _config.KERNEL_TOLERANCE_PATH
 #: Learning rates compared by :func:`tune_lr` (validation at ``L`` only).
 LR_CANDIDATES = _tuning.LR_CANDIDATES
 #: Bits per byte within which two results count as "the same level" in :data:`CLAIMS`.
@@ -141,6 +144,7 @@ __all__ = [
     "CLAIMS",
     "EXPLORATORY_SCHEMES",
     "FULL",
+    "KERNEL_TOLERANCE_PATH",
     "LARGE",
     "LARGE_RESULTS_PATH",
     "LR_CANDIDATES",

@@ -10,7 +10,8 @@ import dataclasses
 from pathlib import Path
 
 __all__ = [
-    "BOS", "EXPLORATORY_SCHEMES", "FULL", "LARGE", "LARGE_RESULTS_PATH", "LR_SWEEP_PATH",
+    "BOS", "EXPLORATORY_SCHEMES", "FULL", "KERNEL_TOLERANCE_PATH", "LARGE",
+    "LARGE_RESULTS_PATH", "LR_SWEEP_PATH",
     "NEW_SCHEMES",
     "PRIMARY_PROTOCOL", "PROTOCOLS", "QUICK", "RESULTS_PATH", "SCHEMES", "SCHEME_SETTINGS",
     "VARIANTS", "StudyConfig",
@@ -37,10 +38,11 @@ SCHEMES = {
     "t5": lambda cfg, depth: {"position": "t5"},
     # p-RoPE (Barbero et al. 2025): only the fastest p of the pairs rotate.
     "p-rope": lambda cfg, depth: {"position": "rope", "rope_fraction": cfg.p_rope_fraction},
-    # Llama 4 / SmolLM3: every nope_interval-th layer has no positions, all layers global.
+    # SmolLM3: every nope_interval-th layer has no positions, all layers global.
     "rope-nope": lambda cfg, depth: {"position": "rope",
                                      "nope_layers": cfg.nope_layers(depth)},
-    # Command A / Cohere's RNoPE-SWA: RoPE layers in a sliding window, NoPE layers global.
+    # Cohere's RNoPE-SWA and transformers' cohere2 family (Llama 4 with chunks instead):
+    # RoPE layers in a sliding window, NoPE layers global.
     "rope-swa-nope": lambda cfg, depth: {"position": "rope",
                                          "nope_layers": cfg.nope_layers(depth),
                                          "rope_window": cfg.hybrid_rope_window},
@@ -290,3 +292,6 @@ RESULTS_PATH = _DATA / "extrapolation.json"
 LARGE_RESULTS_PATH = _DATA / "extrapolation_large.json"
 #: Where ``python -m posenc.experiments --tune-lr`` writes its table.
 LR_SWEEP_PATH = _DATA / "lr_sweep.json"
+#: Where ``python scripts/kernel_tolerance.py`` writes how far chosen jobs of the committed
+#: study move under other CPU kernels (read by chapter 10).
+KERNEL_TOLERANCE_PATH = _DATA / "kernel_tolerance.json"
