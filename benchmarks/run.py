@@ -505,7 +505,7 @@ def render(res: dict) -> str:
                          f"{_ok(book['study_ok'])} (ran)"))
         else:
             rows.append(("`python -m posenc.experiments` (the full study)", "not run", "—",
-                         "add `--study` (16 minutes on 2 cores)"))
+                         "add `--study` (about 38 minutes of 2 cores)"))
         missed = [f"{what}: {secs} s, target {target}"
                   for what, secs, target, met in rows if met.startswith("**no**")]
         lines += [f"Measured {book['date']}, load average {book['load']}.", ""]
@@ -550,7 +550,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="micro-benchmarks only")
     parser.add_argument("--study", action="store_true",
-                        help="also time the full extrapolation study (about 16 minutes)")
+                        help="also time the full extrapolation study (about 38 minutes of 2 cores)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--repeats", type=int, default=7, help="RoPE repeats (default 7)")
     parser.add_argument("--readme", action="store_true", help="copy the table into README.md")
