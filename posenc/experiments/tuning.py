@@ -8,7 +8,7 @@ from multiprocessing import get_context
 
 import torch
 
-from .config import FULL, VARIANTS, StudyConfig
+from .config import EXPLORATORY_SCHEMES, FULL, NEW_SCHEMES, VARIANTS, StudyConfig
 from .evaluation import evaluate
 from .study import _round, versions
 from .training import _device, train
@@ -31,15 +31,20 @@ def tune_lr(cfg: StudyConfig = FULL, lrs=LR_CANDIDATES, *, seed: int = 100,
             depth: int | None = None, workers: int = 2, device=None) -> dict:
     """Choose the learning rate before the study: validation bits per byte at ``L`` only.
 
-    Every scheme is trained at ``depth`` (default: the first of ``cfg.depths``) with a seed
-    that the study does not use, once per
-    learning rate, and scored on the non-overlapping validation windows of length ``L``;
+    Every scheme of the sources (not :data:`NEW_SCHEMES` or :data:`EXPLORATORY_SCHEMES`,
+    which were added later and reuse the choice) is trained at ``depth`` (default: the
+    first of ``cfg.depths``) with a seed that the study does not use, once per learning
+    rate, and scored on the non-overlapping validation windows of length ``L``;
     nothing past ``L`` is evaluated. Returns ``{"lrs", "schemes", "bpb": {lr: {scheme:
     bpb}}, "mean": {lr: mean bpb}, "chosen": the lr with the lowest mean}``.
     """
     device = str(_device() if device is None else torch.device(device))
     depth = cfg.depths[0] if depth is None else depth
-    schemes = list(dict.fromkeys(VARIANTS[v][0] for v in cfg.variants))
+    # The sources' schemes only: the learning rate was chosen on them before the designs of
+    # 2024-26 were added, and those reuse it (the same budget for every scheme).
+    later = (*NEW_SCHEMES, *EXPLORATORY_SCHEMES)
+    schemes = [p for p in dict.fromkeys(VARIANTS[v][0] for v in cfg.variants)
+               if p not in later]
     jobs = [(dataclasses.replace(cfg, lr=lr, depths=(depth,), seeds=(seed,)), p, device)
             for lr in lrs for p in schemes]
     if workers > 1:
