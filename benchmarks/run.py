@@ -318,6 +318,15 @@ def _file_times(junit: Path, top: int = 10) -> dict[str, float]:
     return dict(sorted(per_file.items(), key=lambda kv: -kv[1])[:top])
 
 
+def _not_passed(junit: Path) -> list[str]:
+    """The tests that failed or errored in a JUnit report, as ``file::name``."""
+    names = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            names.append(f"{case.get('classname')}::{case.get('name')}")
+    return names
+
+
 def _junit_counts(junit: Path) -> dict[str, int]:
     """Tests by outcome in a JUnit report (what pytest's summary line counts)."""
     root = ET.parse(junit).getroot()
@@ -363,6 +372,7 @@ def bench_book(full_study: bool = False) -> dict:
         out["notebooks_s"] = _notebook_times(junit) if junit.exists() else {}
         out["files_s"] = _file_times(junit) if junit.exists() else {}
         out["tests"] = _junit_counts(junit) if junit.exists() else {}
+        out["not_passed"] = _not_passed(junit) if junit.exists() else []
         pdf = tmp / "book.pdf"
         secs, proc = _run([sys.executable, "scripts/build_pdf.py", "--output", str(pdf)])
         out["pdf_s"], out["pdf_ok"] = secs, proc.returncode == 0
@@ -514,6 +524,9 @@ def render(res: dict) -> str:
                       f"{tests['passed']} passed, {tests['skipped']} skipped, "
                       f"{tests['failures']} failed, {tests['errors']} errors "
                       f"(pytest exit status {book.get('pytest_exit', '?')}).", ""]
+        if book.get("not_passed"):
+            lines += ["Not passed: " + ", ".join(f"`{n}`" for n in book["not_passed"]) + ".",
+                      ""]
         lines += ["| what | seconds | target | met |", "|---|---:|---:|---|"]
         lines += [f"| {what} | {secs} | {target} | {met} |" for what, secs, target, met in rows]
         lines += [""]

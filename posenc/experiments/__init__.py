@@ -84,7 +84,7 @@ from .results import (
     span_matrix,
     summarize,
 )
-from .study import run_study, versions
+from .study import job_outputs, merge_jobs, run_study, versions
 from .training import build_model, finetune, forward_kwargs, train
 from .tuning import tune_lr
 from .verdicts import check_claims, claims_table, verdict
@@ -106,7 +106,7 @@ VARIANTS = _config.VARIANTS
 SCHEMES = _config.SCHEMES
 #: The schemes of 2024–26 (p-RoPE, two RoPE/NoPE hybrids, FIRE), added after the first six.
 NEW_SCHEMES = _config.NEW_SCHEMES
-#: Arms added after the new schemes' results were read (exploratory): p-RoPE at 0.75.
+#: Exploratory arms, added after the new schemes' results were read (p-RoPE at 0.75).
 EXPLORATORY_SCHEMES = _config.EXPLORATORY_SCHEMES
 #: The settings that only one scheme reads.
 SCHEME_SETTINGS = _config.SCHEME_SETTINGS
@@ -172,8 +172,10 @@ __all__ = [
     "far_context_probe",
     "finetune",
     "forward_kwargs",
+    "job_outputs",
     "load_corpus",
     "load_results",
+    "merge_jobs",
     "paired_difference",
     "paired_interval",
     "probe_distances",
