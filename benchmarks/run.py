@@ -360,7 +360,7 @@ def bench_book(full_study: bool = False) -> dict:
         out["rebuild_s"], out["rebuild_ok"] = secs, proc.returncode == 0
         junit = tmp / "junit.xml"
         # The README's command; the JUnit report and the temporary folder change no test.
-        secs, proc = _run([sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}",
+        secs, proc = _run([sys.executable, "-m", "pytest", f"--junitxml={junit}",
                            f"--basetemp={tmp / 'pytest'}"])
         out["pytest_s"] = secs
         tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
