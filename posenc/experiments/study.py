@@ -29,6 +29,10 @@ from .training import _device, finetune, train
 __all__ = ["job_outputs", "merge_jobs", "run_study", "versions"]
 
 
+#: The lists of rows a job adds to (each a top-level list of the results file).
+_ROWS = ("training", "results", "position_loss", "finetune_sweep", "probe")
+
+
 def _round(x, nd=4):
     return None if x is None else round(float(x), nd)
 
@@ -60,7 +64,7 @@ def _job(args) -> dict:
     cfg, depth, seed, position, device = args
     device = torch.device(device)
     torch.set_num_threads(1)
-    out = {k: [] for k in ("training", "results", "position_loss", "finetune_sweep", "probe")}
+    out = {k: [] for k in _ROWS}
     ids = {"depth": depth, "seed": seed}
     curve = []
     model, final = train(cfg, position, depth, seed, device=device, curve=curve)
@@ -178,12 +182,11 @@ def job_outputs(study: dict) -> dict:
     ``merge_jobs(cfg, list(job_outputs(study).values()), study["device"])`` is ``study``
     again (tested).
     """
-    keys = ("training", "results", "position_loss", "finetune_sweep", "probe")
     outs: dict = {}
-    for key in keys:
+    for key in _ROWS:
         for row in study[key]:
             job = (row["depth"], row["seed"], _position_of(row))
-            outs.setdefault(job, {k: [] for k in keys})[key].append(row)
+            outs.setdefault(job, {k: [] for k in _ROWS})[key].append(row)
     return outs
 
 
@@ -219,6 +222,8 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
             from it instead of being run again (jobs are independent and deterministic, so
             the merged file is the same as a full run's on the same CPU type and torch
             build). How a new depth or scheme is added without re-running the others.
+            Only settings are compared, not code: after a change to what a job computes,
+            run without ``reuse``.
         on_job: optional callable ``on_job(outs, device)`` given the job outputs so far
             (reused ones included) after every finished job, e.g. to save partial results
             with :func:`merge_jobs`.
@@ -283,7 +288,7 @@ def merge_jobs(cfg: StudyConfig, outs: list, device) -> dict:
                 r.get("length", 0), r.get("distance", 0))
 
     corpus = load_corpus()
-    merged = {k: sorted((r for o in outs for r in o[k]), key=key) for k in outs[0]}
+    merged = {k: sorted((r for o in outs for r in o[k]), key=key) for k in _ROWS}
     spans = {p: _span_files(cfg, corpus, p) for p in PROTOCOLS}
     return {"config": cfg.to_dict(), "versions": versions(), "device": torch.device(device).type,
             "corpus": {"name": "Python standard library source (.py, tests excluded)",
