@@ -35,10 +35,10 @@ import json
 import math
 import re
 
-import matplotlib.pyplot as plt
 import torch
 
 from ._checks import check_choice, check_int
+from .plotting import pyplot
 
 __all__ = ["SliderFigure"]
 
@@ -303,7 +303,7 @@ class SliderFigure:
         """
         start = self._check_start(start)
         step = self.steps[start]
-        fig, ax = plt.subplots()
+        fig, ax = pyplot().subplots()
         marker = "o" if "markers" in self.mode else None
         style = "-" if "lines" in self.mode else "none"
         for trace, x, y in zip(self.traces, step["x"], step["y"], strict=True):
@@ -338,7 +338,7 @@ class SliderFigure:
         display({"text/html": block, "text/plain": plain}, raw=True)
         fig = self.static(start)
         display(fig)
-        plt.close(fig)
+        pyplot().close(fig)
 
     def __repr__(self) -> str:
         return (

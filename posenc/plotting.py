@@ -3,15 +3,40 @@
 Every chapter calls :func:`use_style` (through :func:`posenc.notebook.setup`) so figures
 share fonts, sizes and an opaque white background (readable in the site's dark mode too).
 Figures are labelled with English glosses: matplotlib's default fonts have no CJK glyphs.
+
+matplotlib is an optional dependency of ``posenc`` (``pip install "posenc[plot]"``): it is
+imported when a function here first needs it, so the rest of the package installs and
+imports without it.
 """
 
 from __future__ import annotations
 
-import matplotlib as mpl
-import matplotlib.pyplot as plt
+import importlib
+
 import numpy as np
 
-__all__ = ["STYLE", "heatmap", "length_axis", "mean_band", "use_style"]
+__all__ = ["STYLE", "heatmap", "length_axis", "mean_band", "pyplot", "use_style"]
+
+
+def _matplotlib(name: str = "matplotlib"):
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name != "matplotlib":
+            raise
+        raise ModuleNotFoundError(
+            "posenc's plotting helpers need matplotlib, an optional dependency: "
+            'pip install "posenc[plot]" (or pip install matplotlib)', name="matplotlib"
+        ) from err
+
+
+def pyplot():
+    """``matplotlib.pyplot``, imported on first use.
+
+    Raises:
+        ModuleNotFoundError: matplotlib is not installed (the message says how to get it).
+    """
+    return _matplotlib("matplotlib.pyplot")
 
 STYLE = {
     "figure.figsize": (6.4, 3.6),
@@ -39,8 +64,12 @@ STYLE = {
 
 
 def use_style() -> None:
-    """Apply the book's matplotlib style (idempotent)."""
-    mpl.rcParams.update(STYLE)
+    """Apply the book's matplotlib style (idempotent).
+
+    Raises:
+        ModuleNotFoundError: matplotlib is not installed.
+    """
+    _matplotlib().rcParams.update(STYLE)
 
 
 def heatmap(ax, data, *, xlabel: str, ylabel: str, title: str | None = None,
@@ -70,7 +99,7 @@ def heatmap(ax, data, *, xlabel: str, ylabel: str, title: str | None = None,
     ax.grid(False)
     if title:
         ax.set_title(title)
-    cb = plt.colorbar(im, ax=ax)
+    cb = pyplot().colorbar(im, ax=ax)
     if colorbar_label:
         cb.set_label(colorbar_label)
     return im
