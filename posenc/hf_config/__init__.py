@@ -1,7 +1,8 @@
 """Read positions from a Hugging Face model config: what each layer of a checkpoint does.
 
-A ``transformers`` config object (``LlamaConfig``, ``Gemma3Config``, …) or the plain dict of
-a ``config.json`` goes in; what ``transformers`` 5.24 does with positions comes out:
+A ``transformers`` config object (``LlamaConfig``, ``Gemma3Config``, …), the plain dict of
+a ``config.json`` or the path to one goes in; what ``transformers`` 5.24 does with
+positions comes out:
 
 * :func:`rope_parameters` — the resolved RoPE settings of one layer type, every default and
   legacy spelling applied the way ``transformers`` applies them (:mod:`.params`);
@@ -10,6 +11,9 @@ a ``config.json`` goes in; what ``transformers`` 5.24 does with positions comes 
 * :func:`layer_specs` — one :class:`LayerSpec` per layer: positions or not, attention type
   and window, frequencies and attention factor, head and rotated width, which channels
   rotate and how they pair, extra position terms, rotated values (:mod:`.layers`);
+* :func:`config_report` — the same in a few lines: runs of identical layers, the layer
+  pattern, scaling factors (:mod:`.report`; ``python -m posenc inspect CONFIG`` prints
+  it from the command line);
 * :func:`apply_layer_rope` — rotate a q/k head exactly as that layer does;
 * :data:`FAMILIES` — the registry of family rules keyed by ``model_type``
   (:mod:`.families`); an unknown ``model_type`` is refused by name.
@@ -42,10 +46,14 @@ module and attention; ``tests/test_hf_sweep.py`` checks every family in the pinn
 """
 
 from .families import FAMILIES, Family, family
-from .layers import LayerSpec, apply_layer_rope, layer_specs, layer_types
+from .files import ConfigFileError, read_config
+from .layers import LAYER_SPEC_FIELDS, LayerSpec, apply_layer_rope, layer_specs, layer_types
 from .params import ROPE_KEYS, rope_from_config, rope_parameters
+from .report import ConfigReport, LayerGroup, config_report
 
 __all__ = [
-    "FAMILIES", "ROPE_KEYS", "Family", "LayerSpec", "apply_layer_rope", "family",
-    "layer_specs", "layer_types", "rope_from_config", "rope_parameters",
+    "FAMILIES", "LAYER_SPEC_FIELDS", "ROPE_KEYS", "ConfigFileError", "ConfigReport",
+    "Family", "LayerGroup", "LayerSpec", "apply_layer_rope", "config_report",
+    "family", "layer_specs", "layer_types", "read_config", "rope_from_config",
+    "rope_parameters",
 ]

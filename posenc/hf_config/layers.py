@@ -20,50 +20,108 @@ from .._checks import check_int
 from .families import ATTENTION_TYPES, Family, family
 from .params import _as_dict, _full_head_dim, _per_type, rope_from_config, rope_parameters
 
-__all__ = ["LayerSpec", "apply_layer_rope", "layer_specs", "layer_types"]
+__all__ = ["LAYER_SPEC_FIELDS", "LayerSpec", "apply_layer_rope", "layer_specs", "layer_types"]
 
 
 class LayerSpec(NamedTuple):
-    """What one decoder layer does with positions (see :func:`layer_specs`)."""
+    """What one decoder layer does with positions (see :func:`layer_specs`).
 
-    #: ``config.layer_types[i]`` (``"full_attention"``, ``"sliding_attention"``,
-    #: ``"chunked_attention"``, ``"linear_attention"`` …).
+    A named tuple; ``repr`` is one short line (``inv_freq`` summarised, never dumped), and
+    each field's meaning is in :data:`~posenc.hf_config.LAYER_SPEC_FIELDS` (shown by
+    ``help(LayerSpec)``).
+    :func:`posenc.hf_config.config_report` groups a model's layers into runs of identical
+    specs.
+    """
+
     layer_type: str
-    #: ``False`` for a layer without positions (NoPE layers, linear attention, SSM blocks).
     use_rope: bool
-    #: ``(r/2,)`` frequencies (``(d/2,)`` with zeros for ``proportional``), or ``None``.
     inv_freq: torch.Tensor | None
-    #: cos/sin multiplier (1.0 for layers without RoPE).
     attention_factor: float
-    #: the window the layer's attention receives in ``transformers`` — for causal layers the
-    #: keys visible per query, itself included (:func:`posenc.attention.sliding_window_mask`);
-    #: for bidirectional encoders (ModernBERT, NeoMME, UltraBERT) ``w + 1``, an exclusive
-    #: bound on ``|i − j|`` with ``w`` keys on each side — or ``None`` for global layers.
     sliding_window: int | None
-    #: ``(floor_scale, attn_scale)`` of Llama 4's query temperature on NoPE layers
-    #: (:func:`posenc.attention.llama4_attn_scale`), else ``None``.
     attn_temperature: tuple[int, float] | None = None
-    #: the layer's q/k head width ``d``.
     head_dim: int = 0
-    #: channels that rotate, ``r`` (0 without RoPE).
     rotary_dim: int = 0
-    #: Which channels rotate — ``"leading"`` (``[0, r)``), ``"trailing"`` (``[d − r, d)``)
-    #: or ``"spread"`` (``proportional``: pairs ``(i, i + d/2)`` for ``i < r/2``).
     rope_channels: str = "leading"
-    #: Pair layout inside the rotated channels — ``"half"`` or ``"interleaved"``.
     layout: str = "half"
-    #: ``rope_type`` of this layer (``"default"``, ``"yarn"`` …), ``None`` without RoPE.
     rope_type: str | None = None
-    #: ``rope_theta`` of this layer, ``None`` without RoPE.
     rope_theta: float | None = None
-    #: ``(beta, original_max_position_embeddings)`` of a query scale applied on every
-    #: layer by position (Ministral 3's ``llama_4_scaling_beta``), else ``None``.
     query_scale: tuple[float, int] | None = None
-    #: the values carry RoPE too (DeepSeek-V4's shared K = V), and the output's rope slice
-    #: is rotated back at the query position.
     values_rotated: bool = False
-    #: RoPE-dict keys the family's code never reads, as ``((key, reason), …)``.
     ignored: tuple[tuple[str, str], ...] = ()
+    scaling: tuple[tuple[str, object], ...] = ()
+
+    def __repr__(self) -> str:
+        parts = [repr(self.layer_type)]
+        if self.sliding_window is not None:
+            parts.append(f"sliding_window={self.sliding_window}")
+        parts.append(f"head_dim={self.head_dim}")
+        if self.use_rope:
+            parts.append(f"rope_type={self.rope_type!r}")
+            parts.append(f"rope_theta={self.rope_theta:g}")
+            parts.append(f"rotary_dim={self.rotary_dim}")
+            parts.append(f"rope_channels={self.rope_channels!r}")
+            parts.append(f"layout={self.layout!r}")
+            inv = self.inv_freq
+            if inv is not None and inv.numel():
+                parts.append(f"inv_freq=<{inv.numel()} from {float(inv[0]):.4g} to "
+                             f"{float(inv[-1]):.4g}, {str(inv.dtype).removeprefix('torch.')}>")
+            if self.attention_factor != 1.0:
+                parts.append(f"attention_factor={self.attention_factor:.6g}")
+            parts.extend(f"{k}={v!r}" for k, v in self.scaling)
+        else:
+            parts.append("use_rope=False")
+        if self.attn_temperature is not None:
+            parts.append(f"attn_temperature={self.attn_temperature!r}")
+        if self.query_scale is not None:
+            parts.append(f"query_scale={self.query_scale!r}")
+        if self.values_rotated:
+            parts.append("values_rotated=True")
+        if self.ignored:
+            parts.append(f"ignored={[k for k, _ in self.ignored]!r}")
+        return f"LayerSpec({', '.join(parts)})"
+
+
+#: Each :class:`LayerSpec` field and what it holds (also its ``help()`` text).
+LAYER_SPEC_FIELDS = {
+    "layer_type": "``config.layer_types[i]`` as the config names it (``\"full_attention\"``, "
+                  "``\"sliding_attention\"``, ``\"chunked_attention\"``, "
+                  "``\"linear_attention\"`` …).",
+    "use_rope": "``False`` for a layer without positions (NoPE layers, linear attention, "
+                "SSM blocks).",
+    "inv_freq": "``(r/2,)`` frequencies in radians per position (``(d/2,)`` with zeros for "
+                "``proportional``), or ``None`` without RoPE.",
+    "attention_factor": "multiplier of the cos/sin tables (1.0 for layers without RoPE).",
+    "sliding_window": "the window the layer's attention receives in ``transformers`` — for "
+                      "causal layers the keys visible per query, itself included "
+                      "(:func:`posenc.attention.sliding_window_mask`); for bidirectional "
+                      "encoders (ModernBERT, NeoMME, UltraBERT) ``w + 1``, an exclusive bound "
+                      "on ``|i − j|`` with ``w`` keys on each side — or ``None`` for global "
+                      "layers.",
+    "attn_temperature": "``(floor_scale, attn_scale)`` of Llama 4's query temperature on NoPE "
+                        "layers (:func:`posenc.attention.llama4_attn_scale`), else ``None``.",
+    "head_dim": "the layer's q/k head width ``d``.",
+    "rotary_dim": "channels that rotate, ``r`` (0 without RoPE).",
+    "rope_channels": "which channels rotate — ``\"leading\"`` (``[0, r)``), ``\"trailing\"`` "
+                     "(``[d − r, d)``) or ``\"spread\"`` (``proportional``: pairs "
+                     "``(i, i + d/2)`` for ``i < r/2``).",
+    "layout": "pair layout inside the rotated channels — ``\"half\"`` or "
+              "``\"interleaved\"``.",
+    "rope_type": "``rope_type`` of this layer (``\"default\"``, ``\"yarn\"`` …), ``None`` "
+                 "without RoPE.",
+    "rope_theta": "``rope_theta`` (the base) of this layer, ``None`` without RoPE.",
+    "query_scale": "``(beta, original_max_position_embeddings)`` of a query scale applied on "
+                   "every layer by position (Ministral 3's ``llama_4_scaling_beta``), else "
+                   "``None``.",
+    "values_rotated": "the values carry RoPE too (DeepSeek-V4's shared K = V), and the "
+                      "output's rope slice is rotated back at the query position.",
+    "ignored": "RoPE-dict keys the family's code never reads, as ``((key, reason), …)``.",
+    "scaling": "the scaling parameters of ``rope_type`` as ``transformers`` resolves them, "
+               "as ``((key, value), …)`` (``factor``, ``original_max_position_embeddings``, "
+               "``beta_fast`` …); ``()`` for ``default`` and layers without RoPE.",
+}
+for _name, _doc in LAYER_SPEC_FIELDS.items():
+    getattr(LayerSpec, _name).__doc__ = _doc
+del _name, _doc
 
 
 def _model_type(d: dict) -> str:
@@ -177,14 +235,17 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
     extra position terms. A config object and its ``config.json`` dict give the same specs.
 
     Args:
-        config: a ``transformers`` config object or ``config.json`` dict (a multimodal
-            config is read through its ``text_config``).
+        config: a ``transformers`` config object, a ``config.json`` dict, or a path to a
+            ``config.json`` (or to the checkpoint directory holding it); a multimodal
+            config is read through its ``text_config``.
         seq_len, dtype: as :func:`~posenc.hf_config.rope_from_config`.
 
     Returns:
         ``num_hidden_layers`` :class:`LayerSpec` entries.
 
     Raises:
+        ConfigFileError: (a ``ValueError``) a path that is not a readable
+            ``config.json`` object (:func:`~posenc.hf_config.read_config`).
         ValueError: an unknown or refused ``model_type``; ``num_hidden_layers`` missing or
             ``< 1``; ``layer_types`` or NoPE flags shorter than the layer count; a layer
             type the family's record does not know; the errors of
@@ -235,9 +296,27 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
             rotary_dim=p["rotary_dim"], rope_channels=channels, layout=fam.layout,
             rope_type=p["rope_type"], rope_theta=p["rope_theta"],
             query_scale=p.get("query_scale"), values_rotated=fam.values_rotated,
-            ignored=p.get("ignored", ()),
+            ignored=p.get("ignored", ()), scaling=_scaling(p),
         ))
     return specs
+
+
+#: The keys of a resolved RoPE dict that parametrise its ``rope_type`` (the rest — base,
+#: widths, source — have fields of their own), in the order :attr:`LayerSpec.scaling`
+#: lists them.
+_SCALING_KEYS = (
+    "factor", "original_max_position_embeddings", "attention_factor", "beta_fast",
+    "beta_slow", "mscale", "mscale_all_dim", "truncate", "low_freq_factor",
+    "high_freq_factor", "alpha", "length_mscale", "short_factor", "long_factor",
+)
+
+
+def _scaling(p: dict) -> tuple[tuple[str, object], ...]:
+    out = [(k, tuple(p[k]) if isinstance(p[k], list) else p[k])
+           for k in _SCALING_KEYS if k in p]
+    if p["rope_type"] == "dynamic" and "alpha" not in p:
+        out.append(("max_position_embeddings", p["max_position_embeddings"]))
+    return tuple(out)
 
 
 def _type_head_dim(d: dict, fam: Family, lt: str) -> int:

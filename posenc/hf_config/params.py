@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from collections.abc import Mapping
 
 import torch
@@ -50,6 +51,7 @@ import torch
 from .. import scaling
 from .._checks import check_int
 from .families import FAMILIES, family
+from .files import read_config
 
 __all__ = ["ROPE_KEYS", "rope_from_config", "rope_parameters"]
 
@@ -69,7 +71,13 @@ _SCALED = ("yarn", "longrope", "llama3")  # the types that read original_max_pos
 
 
 def _as_dict(config) -> dict:
-    """The text model's config as a plain dict (deep copy: the caller's is never changed)."""
+    """The text model's config as a plain dict (deep copy: the caller's is never changed).
+
+    ``config`` may also be a path to a ``config.json`` (or its directory; ``"-"`` for
+    standard input), read by :func:`~posenc.hf_config.read_config`.
+    """
+    if isinstance(config, str | os.PathLike):
+        config = read_config(config)
     if isinstance(config, Mapping):
         d = copy.deepcopy(dict(config))
         text = d.get("text_config")
@@ -85,7 +93,8 @@ def _as_dict(config) -> dict:
             config = config.get_text_config()
         return _as_dict(config.to_dict())
     raise TypeError(
-        "config must be a transformers config object or a config.json dict, got "
+        "config must be a transformers config object, a config.json dict or a path to "
+        "a config.json, got "
         f"{type(config).__name__}"
     )
 

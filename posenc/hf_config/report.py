@@ -1,0 +1,332 @@
+"""What a model does with positions, layer by layer, in a few lines: the report of
+``python -m posenc inspect``.
+
+:func:`config_report` reads a config (object, ``config.json`` dict or path) with
+:func:`~posenc.hf_config.layer_specs` and collapses the layer list into runs of identical
+layers (:class:`LayerGroup`): same layer type, window, positions or not, base, widths,
+channels, pairing, scaling and extra terms, and the same ``inv_freq`` to the last bit.
+Its :meth:`ConfigReport.text` is what the command line prints, :meth:`ConfigReport.to_dict`
+what ``--json`` prints, and :meth:`ConfigReport.from_dict` reads that back.
+
+Example (Llama 3.1 8B's published ``config.json``, the scaling block abridged to what it
+says):
+
+>>> from posenc.hf_config import config_report
+>>> report = config_report({
+...     "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+...     "num_hidden_layers": 32, "max_position_embeddings": 131072,
+...     "rope_theta": 500000.0, "rope_scaling": {
+...         "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+...         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})
+>>> print(report.text())
+llama: all full (32 layers)
+  layers 0–31: full_attention, global, RoPE base 5e5, all 128 channels, half pairs,
+    llama3 (factor 8, original_max_position_embeddings 8192, low_freq_factor 1,
+    high_freq_factor 4); 64 frequencies, wavelengths 6.28 to 2.05e+07 positions
+>>> report.groups[0].rope_type, len(report.groups[0].layers)
+('llama3', 32)
+
+Source: every fact is :func:`~posenc.hf_config.layer_specs`'s (checked against each
+family's own ``transformers`` modules by ``tests/test_hf_sweep.py``); the layer pattern is
+:func:`~posenc.hf_config.atlas.layer_pattern`'s.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import textwrap
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+
+from .atlas import layer_pattern, period
+from .files import read_config
+from .layers import LayerSpec, layer_specs
+from .params import _as_dict
+
+__all__ = ["ConfigReport", "LayerGroup", "config_report", "layer_ranges"]
+
+#: Width the text report wraps at (characters).
+WIDTH = 88
+#: A run list longer than this many ranges is shortened to its first three and last one.
+_MAX_RANGES = 8
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    """Layers that do the same thing with positions (one
+    :class:`~posenc.hf_config.LayerSpec`, many indices).
+
+    Every field but ``layers`` and the frequency summary is the
+    :class:`~posenc.hf_config.LayerSpec` field
+    of the same name; ``scaling`` and ``ignored`` are lists of pairs, as JSON keeps them.
+    """
+
+    #: the layer indices (from 0) of the run, ascending.
+    layers: tuple[int, ...]
+    layer_type: str
+    use_rope: bool
+    sliding_window: int | None
+    head_dim: int
+    rotary_dim: int = 0
+    rope_channels: str | None = None
+    layout: str | None = None
+    rope_type: str | None = None
+    rope_theta: float | None = None
+    attention_factor: float = 1.0
+    scaling: tuple[tuple[str, object], ...] = ()
+    #: number of rotating pairs (non-zero frequencies), the highest and lowest frequency
+    #: in radians per position (``None`` without RoPE).
+    num_frequencies: int = 0
+    highest_frequency: float | None = None
+    lowest_frequency: float | None = None
+    attn_temperature: tuple[int, float] | None = None
+    query_scale: tuple[float, int] | None = None
+    values_rotated: bool = False
+    ignored: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        """The group's facts in words, without the layer list."""
+        out = [self.layer_type]
+        out.append(f"window {self.sliding_window:,}" if self.sliding_window else "global")
+        if self.use_rope:
+            out.append(f"RoPE base {_num(self.rope_theta)}")
+            out.append(_rotated(self.rotary_dim, self.head_dim, self.rope_channels))
+            out.append(f"{self.layout} pairs")
+            out.append(_scaling(self.rope_type, self.scaling))
+            if self.attention_factor != 1.0:
+                out.append(f"attention factor {self.attention_factor:.6g}")
+        else:
+            out.append(f"no positions (NoPE), head {self.head_dim}")
+        if self.attn_temperature is not None:
+            floor, scale = self.attn_temperature
+            out.append(f"query temperature (floor_scale {floor}, attn_scale {_num(scale)})")
+        if self.query_scale is not None:
+            beta, orig = self.query_scale
+            out.append(f"query scale by position (beta {_num(beta)}, original length {orig})")
+        if self.values_rotated:
+            out.append("values rotated (K = V), output rotated back")
+        text = ", ".join(out)
+        if self.use_rope and self.num_frequencies:
+            hi, lo = 2 * math.pi / self.highest_frequency, 2 * math.pi / self.lowest_frequency
+            text += (f"; {self.num_frequencies} frequencies, wavelengths {hi:.3g} to "
+                     f"{lo:.3g} positions")
+        return text
+
+
+@dataclass(frozen=True)
+class ConfigReport:
+    """A model's layers in runs (:class:`LayerGroup`), with the pattern they form.
+
+    ``model_type`` is the text model's (the one :data:`~posenc.hf_config.FAMILIES` reads);
+    ``outer_model_type`` the multimodal wrapper's when the config was read through its
+    ``text_config``, else ``None``. ``pattern`` is
+    :func:`~posenc.hf_config.atlas.layer_pattern` of the layer types and ``period`` the
+    length of the shortest repeating unit of the layer specs (the number of layers when
+    nothing repeats). ``mrope_section`` is the M-RoPE split of the frequencies when the
+    RoPE dict gives one.
+    """
+
+    model_type: str
+    num_layers: int
+    pattern: str
+    period: int
+    groups: tuple[LayerGroup, ...]
+    outer_model_type: str | None = None
+    mrope_section: tuple[int, ...] | None = None
+    #: RoPE-dict keys the family's code never reads, with the reason (``[(key, why)]``).
+    ignored: tuple[tuple[str, str], ...] = field(default=())
+
+    def text(self, *, every_layer: bool = False) -> str:
+        """The report as ``python -m posenc inspect`` prints it.
+
+        Args:
+            every_layer: one line per layer (``--layers``) instead of one per run.
+        """
+        via = f" (via {self.outer_model_type})" if self.outer_model_type else ""
+        head = f"{self.model_type}{via}: {self.pattern}"
+        if self.period < self.num_layers and len(self.groups) > 1:
+            head += f"; the layers repeat every {self.period}"
+        lines = [head]
+        rows = []
+        for g in self.groups:
+            if every_layer:
+                rows.extend((f"layer {i}", g) for i in g.layers)
+            else:
+                word = "layer" if len(g.layers) == 1 else "layers"
+                rows.append((f"{word} {layer_ranges(g.layers)}", g))
+        if every_layer:
+            rows.sort(key=lambda r: int(r[0].split()[1]))
+        for label, g in rows:
+            lines.extend(textwrap.wrap(f"{label}: {g.describe()}", WIDTH,
+                                       initial_indent="  ", subsequent_indent="    ",
+                                       break_on_hyphens=False))
+        if self.mrope_section:
+            lines.append("  M-RoPE sections " + "+".join(map(str, self.mrope_section)))
+        for key, why in self.ignored:
+            lines.extend(textwrap.wrap(f"ignored by this family: {key} ({why})", WIDTH,
+                                       initial_indent="  ", subsequent_indent="    "))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def to_dict(self) -> dict:
+        """The same facts as plain JSON-ready values (lists for tuples)."""
+        return _plain(asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ConfigReport:
+        """The report :meth:`to_dict` wrote (``json.loads`` of ``--json`` output).
+
+        Raises:
+            KeyError, TypeError: ``data`` is not a report's dict.
+        """
+        groups = tuple(
+            LayerGroup(**{k: _tuples(v) if k in _TUPLE_FIELDS else v for k, v in g.items()})
+            for g in data["groups"]
+        )
+        rest = {k: _tuples(v) if k in _TUPLE_FIELDS else v
+                for k, v in data.items() if k != "groups"}
+        return cls(groups=groups, **rest)
+
+
+_TUPLE_FIELDS = {"layers", "scaling", "attn_temperature", "query_scale", "ignored",
+                 "mrope_section"}
+
+
+def _plain(x):
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    return x
+
+
+def _tuples(x):
+    return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
+
+
+def _num(x: float) -> str:
+    """``10000`` -> ``"10000"``, ``1e6`` -> ``"1e6"``, ``160000`` -> ``"1.6e5"``,
+    ``0.1`` -> ``"0.1"``."""
+    if x != int(x):
+        return f"{x:g}"
+    if abs(x) < 1e5:
+        return str(int(x))
+    mantissa, exponent = f"{x:e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+def _rotated(r: int, d: int, channels: str | None) -> str:
+    if r == d and channels == "leading":
+        return f"all {d} channels"
+    frac = Fraction(r, d)
+    return f"{r} of {d} channels ({frac}, {channels})"
+
+
+def _scaling(rope_type: str | None, scaling) -> str:
+    if rope_type in (None, "default"):
+        return "no scaling"
+    parts = []
+    for k, v in scaling:
+        if isinstance(v, tuple | list) and len(v) > 2:
+            parts.append(f"{k} <{len(v)} values>")
+        elif isinstance(v, float):
+            parts.append(f"{k} {_num(v)}")
+        else:
+            parts.append(f"{k} {v}")
+    return f"{rope_type} ({', '.join(parts)})" if parts else rope_type
+
+
+def layer_ranges(indices) -> str:
+    """``[0, 1, 2, 4, 5, 6, 8]`` -> ``"0–2, 4–6, 8"``; past eight ranges the first three,
+    ``…`` and the last, with the count (``"0–4, 6–10, 12–16, …, 42–46 (40 layers)"``).
+
+    >>> layer_ranges([0, 1, 2, 4, 5, 6, 8])
+    '0–2, 4–6, 8'
+    """
+    idx = sorted(indices)
+    runs: list[tuple[int, int]] = []
+    for i in idx:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    text = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
+    if len(text) > _MAX_RANGES:
+        return ", ".join([*text[:3], "…", text[-1]]) + f" ({len(idx)} layers)"
+    return ", ".join(text)
+
+
+def _group_key(spec: LayerSpec) -> tuple:
+    inv = None if spec.inv_freq is None else tuple(spec.inv_freq.tolist())
+    return (spec.layer_type, spec.use_rope, spec.sliding_window, spec.head_dim,
+            spec.rotary_dim, spec.rope_channels if spec.use_rope else None,
+            spec.layout if spec.use_rope else None, spec.rope_type, spec.rope_theta,
+            spec.attention_factor, spec.scaling, inv, spec.attn_temperature,
+            spec.query_scale, spec.values_rotated, spec.ignored)
+
+
+def _group(indices: list[int], spec: LayerSpec) -> LayerGroup:
+    freqs = [] if spec.inv_freq is None else [f for f in spec.inv_freq.tolist() if f > 0]
+    return LayerGroup(
+        layers=tuple(indices), layer_type=spec.layer_type, use_rope=spec.use_rope,
+        sliding_window=spec.sliding_window, head_dim=spec.head_dim,
+        rotary_dim=spec.rotary_dim,
+        rope_channels=spec.rope_channels if spec.use_rope else None,
+        layout=spec.layout if spec.use_rope else None, rope_type=spec.rope_type,
+        rope_theta=spec.rope_theta, attention_factor=float(spec.attention_factor),
+        scaling=spec.scaling, num_frequencies=len(freqs),
+        highest_frequency=max(freqs) if freqs else None,
+        lowest_frequency=min(freqs) if freqs else None,
+        attn_temperature=spec.attn_temperature, query_scale=spec.query_scale,
+        values_rotated=spec.values_rotated, ignored=spec.ignored,
+    )
+
+
+def _mrope_section(d: dict) -> tuple[int, ...] | None:
+    raw = d.get("rope_scaling") or d.get("rope_parameters") or {}
+    for r in (raw, *raw.values()) if isinstance(raw, dict) else ():
+        if isinstance(r, dict) and r.get("mrope_section") is not None:
+            return tuple(int(x) for x in r["mrope_section"])
+    return None
+
+
+def config_report(config) -> ConfigReport:
+    """The compact per-layer report of a config: what ``python -m posenc inspect`` prints.
+
+    Args:
+        config: a ``transformers`` config object, a ``config.json`` dict, or a path to a
+            ``config.json`` or its directory (as :func:`~posenc.hf_config.layer_specs`).
+
+    Returns:
+        A :class:`ConfigReport`: runs of identical layers in the order their first layer
+        appears, the layer pattern and its period, M-RoPE sections, ignored keys.
+
+    Raises:
+        ValueError, TypeError: what :func:`~posenc.hf_config.layer_specs` raises (an
+            unknown or refused family, a config it cannot read: the message says why).
+    """
+    if isinstance(config, str | os.PathLike):
+        config = read_config(config)
+    d = _as_dict(config)
+    specs = layer_specs(d)
+    given = config.get("model_type") if isinstance(config, Mapping) \
+        else getattr(config, "model_type", None)
+    outer = given if given and given != d["model_type"] else None
+    keys: dict[tuple, list[int]] = {}
+    first: dict[tuple, LayerSpec] = {}
+    for i, s in enumerate(specs):
+        k = _group_key(s)
+        keys.setdefault(k, []).append(i)
+        first.setdefault(k, s)
+    groups = tuple(_group(idx, first[k]) for k, idx in keys.items())
+    ignored = tuple(dict.fromkeys(pair for s in specs for pair in s.ignored))
+    return ConfigReport(
+        model_type=d["model_type"], num_layers=len(specs),
+        pattern=layer_pattern([s.layer_type for s in specs]),
+        period=period([_group_key(s) for s in specs]), groups=groups,
+        outer_model_type=outer, mrope_section=_mrope_section(d), ignored=ignored,
+    )
