@@ -63,6 +63,14 @@ def alibi_slopes(num_heads: int, *, dtype=torch.float32) -> torch.Tensor:
         ValueError: ``num_heads < 1``; a dtype other than float32/float64.
         TypeError: ``num_heads`` not an integer.
 
+    Example (a power of two: the geometric sequence ``2^(-8/n)``, ``2^(-16/n)``, …; six
+    heads take the four of ``n = 4`` and the odd-numbered ones of ``n = 8``):
+
+        >>> alibi_slopes(8)
+        tensor([0.5000, 0.2500, 0.1250, 0.0625, 0.0312, 0.0156, 0.0078, 0.0039])
+        >>> alibi_slopes(6)
+        tensor([0.2500, 0.0625, 0.0156, 0.0039, 0.5000, 0.1250])
+
     Source: Press et al. (2022), section 3 and the ``get_slopes`` function of their code;
     matches ``transformers``' BLOOM ``_get_alibi_slopes`` (and MPT's slope order).
     """

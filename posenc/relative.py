@@ -275,6 +275,13 @@ def relative_position_bucket(
         ValueError: bad ``num_buckets``/``max_distance`` or non-whole positions.
         TypeError: non-integer arguments or a non-bool ``bidirectional``.
 
+    Example (the defaults listed above):
+
+        >>> relative_position_bucket([0, -1, 1, -7, -8, -20, 20, -127, 127])
+        tensor([ 0,  1, 17,  7,  8, 10, 26, 15, 31])
+        >>> relative_position_bucket([-1, -8, -20, -127, 5], bidirectional=False)
+        tensor([ 1,  8, 17, 31,  0])
+
     Source: Raffel et al. (2020), section 2.1; matches ``transformers``'
     ``T5Attention._relative_position_bucket`` exactly, including its float32 logarithm.
     """

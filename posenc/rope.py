@@ -96,6 +96,10 @@ def rope_inv_freq(
         ValueError: odd or too small ``head_dim``/``rotary_dim``, ``rotary_dim > head_dim``,
             ``base <= 0``, or a dtype other than float32/float64.
 
+    Example:
+        >>> rope_inv_freq(8)  # base**(-0/8), base**(-2/8), … with base 10000
+        tensor([1.0000, 0.1000, 0.0100, 0.0010])
+
     Source: Su et al., RoFormer, eq. (15); matches ``transformers``'
     ``_compute_default_rope_parameters`` (``inv_freq = 1/base**(arange(0, r, 2)/r)``).
     """

@@ -142,9 +142,11 @@ def sinusoidal_encoding(
             unknown ``layout``.
         TypeError: ``num_positions`` or ``dim`` not an integer; ``dtype`` not floating.
 
-    Example:
+    Example (float32: cos(0.01) = 0.99995000… is stored as 0.99994999…, printed to four
+    decimals):
+
         >>> sinusoidal_encoding(3, 4)[1]
-        tensor([0.8415, 0.5403, 0.0100, 1.0000])
+        tensor([0.8415, 0.5403, 0.0100, 0.9999])
 
     Source: Vaswani et al. (2017), section 3.5; the concat layout matches
     tensor2tensor's ``get_timing_signal_1d`` and fairseq's ``SinusoidalPositionalEmbedding``
