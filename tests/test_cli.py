@@ -116,8 +116,15 @@ def test_inspect_texts(files, capsys):
     assert "layers 3, 7, 11, …, 47 (12 layers): full_attention, global, RoPE base 1e7, " \
            "64 of 256" in out
     _, out, _ = _run(capsys, "inspect", str(files["smollm3-3b"]))
-    assert "layers 3, 7, 11, …, 35 (9 layers): full_attention, global, no positions (NoPE)" \
-        in out
+    assert "layers 3, 7, 11, …, 35 (9 layers): full_attention, global, NoPE (no position " \
+        "encoding), head 128" in _unwrapped(out)
+    _, out, _ = _run(capsys, "inspect", str(files["qwen3-next-80b"]))
+    assert "layers 0–2, 4–6, 8–10, …, 44–46 (36 layers): linear_attention, no RoPE (not " \
+        "softmax attention: its recurrence or convolution carries order)" in _unwrapped(out)
+
+
+def _unwrapped(text: str) -> str:
+    return " ".join(line.strip() for line in text.splitlines())
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))

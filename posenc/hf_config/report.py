@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
 from .atlas import layer_pattern, period
+from .families import ATTENTION_TYPES
 from .files import read_config
 from .layers import LayerSpec, layer_specs
 from .params import _as_dict
@@ -89,7 +90,9 @@ class LayerGroup:
     def describe(self) -> str:
         """The group's facts in words, without the layer list."""
         out = [self.layer_type]
-        out.append(f"window {self.sliding_window:,}" if self.sliding_window else "global")
+        attention = self.use_rope or self.layer_type in ATTENTION_TYPES
+        if attention:
+            out.append(f"window {self.sliding_window:,}" if self.sliding_window else "global")
         if self.use_rope:
             out.append(f"RoPE base {_num(self.rope_theta)}")
             out.append(_rotated(self.rotary_dim, self.head_dim, self.rope_channels))
@@ -97,8 +100,11 @@ class LayerGroup:
             out.append(_scaling(self.rope_type, self.scaling))
             if self.attention_factor != 1.0:
                 out.append(f"attention factor {self.attention_factor:.6g}")
-        else:
-            out.append(f"no positions (NoPE), head {self.head_dim}")
+        elif attention:
+            out.append(f"NoPE (no position encoding), head {self.head_dim}")
+        else:  # linear attention, SSM and convolution blocks carry order in their recurrence
+            out.append("no RoPE (not softmax attention: its recurrence or convolution "
+                       "carries order)")
         if self.attn_temperature is not None:
             floor, scale = self.attn_temperature
             out.append(f"query temperature (floor_scale {floor}, attn_scale {_num(scale)})")
