@@ -4,7 +4,8 @@ Every chapter calls :func:`use_style` (through :func:`posenc.notebook.setup`) so
 share fonts, sizes and an opaque white background (readable in the site's dark mode too).
 Figures are labelled with English glosses: matplotlib's default fonts have no CJK glyphs.
 
-matplotlib is an optional dependency of ``posenc`` (``pip install "posenc[plot]"``): it is
+matplotlib is an optional dependency of ``posenc`` (``pip install matplotlib``, or the
+``plot`` extra: ``pip install ".[plot]"`` from a clone): it is
 imported when a function here first needs it, so the rest of the package installs and
 imports without it.
 """
@@ -26,7 +27,8 @@ def _matplotlib(name: str = "matplotlib"):
             raise
         raise ModuleNotFoundError(
             "posenc's plotting helpers need matplotlib, an optional dependency: "
-            'pip install "posenc[plot]" (or pip install matplotlib)', name="matplotlib"
+            'pip install matplotlib (the plot extra: pip install ".[plot]" from a clone)',
+            name="matplotlib",
         ) from err
 
 

@@ -85,7 +85,8 @@ def _run(capsys, *argv, stdin=None, monkeypatch=None) -> tuple[int, str, str]:
     if stdin is not None:
         import io
 
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        data = stdin if isinstance(stdin, bytes) else stdin.encode()
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     status = cli.main(list(argv))
     out, err = capsys.readouterr()
     return status, out, err
@@ -108,7 +109,7 @@ def test_inspect_texts(files, capsys):
     _, out, _ = _run(capsys, "inspect", str(files["gemma-3-4b-it"]))
     assert out.splitlines()[:2] == [
         "gemma3_text (via gemma3): 5 sliding : 1 full (34 layers); the layers repeat every 6",
-        "  layers 0–4, 6–10, 12–16, 18–22, 24–28, 30–33: sliding_attention, window 1,024, RoPE",
+        "  layers 0–4, 6–10, 12–16, 18–22, 24–28, 30–33: sliding_attention, window 1024, RoPE",
     ]
     assert "  layers 5, 11, 17, 23, 29: full_attention, global, RoPE base 1e6" in out
     assert "linear (factor 8)" in out
@@ -135,27 +136,50 @@ def test_json_round_trips(name, files, capsys):
     report = config_report(files[name])
     assert data == report.to_dict()
     assert ConfigReport.from_dict(data) == report
-    assert json.loads(json.dumps(ConfigReport.from_dict(data).to_dict())) == data
+    assert out == report.to_json() + "\n"
+    assert all(isinstance(g["scaling"], dict) for g in data["groups"])
 
 
-def test_layers_prints_every_layer(files, capsys):
+def test_layers_prints_every_layer_on_one_line(files, capsys):
     _, out, _ = _run(capsys, "inspect", "--layers", str(files["smollm3-3b"]))
-    lines = [line for line in out.splitlines() if line.startswith("  layer ")]
+    head, *lines = out.splitlines()
+    assert head == "smollm3: all full (36 layers); NoPE on 9 of 36; the layers repeat every 4"
     assert [int(line.split()[1].rstrip(":")) for line in lines] == list(range(36))
     assert all(("NoPE" in line) == (i % 4 == 3) for i, line in enumerate(lines))
+
+
+def test_seq_len_moves_the_length_dependent_frequencies(tmp_path, capsys):
+    from test_hf_config import PHI3_128K
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PHI3_128K))
+    _, short, _ = _run(capsys, "inspect", str(path))
+    _, long, _ = _run(capsys, "inspect", "--seq-len", "200000", str(path))
+    assert "; frequencies at load time" in short.splitlines()[0]
+    assert "; frequencies at 200000 tokens" in long.splitlines()[0]
+    lowest = {g.lowest_frequency for g in config_report(path).groups}
+    longer = {g.lowest_frequency for g in config_report(path, seq_len=200_000).groups}
+    assert lowest != longer  # short_factor at load time, long_factor past 4096 tokens
 
 
 def test_standard_input(files, capsys, monkeypatch):
     text = (files["llama-3.1-8b"] / "config.json").read_text()
     status, out, _ = _run(capsys, "inspect", "-", stdin=text, monkeypatch=monkeypatch)
     assert status == 0 and out.startswith("llama: all full (32 layers)")
+    status, _, err = _run(capsys, "inspect", "-", stdin=b"\xff\xfe{}",
+                          monkeypatch=monkeypatch)
+    assert status == cli.EXIT_BAD_INPUT and "standard input: not UTF-8 text" in err
+    with pytest.raises(H.ConfigFileError, match="no such file"):
+        layer_specs("-")  # in Python, "-" is a file name: only the command line reads stdin
 
 
 @pytest.mark.parametrize("content, message", [
     (None, "no such file or directory"),
     ("dir", "directory has no config.json"),
     ("{not json", "not JSON (Expecting property name enclosed in double quotes at line 1"),
-    ("[1, 2]", "holds a JSON list, not an object of config keys"),
+    ("[1, 2]", "holds an array, not a JSON object of config keys"),
+    ("null", "holds null, not a JSON object of config keys"),
+    ("  \n", "is empty, not a JSON object of config keys"),
     (b"\xff\xfe", "not UTF-8 text"),
 ])
 def test_bad_input_is_one_line_naming_it(content, message, tmp_path, capsys):
@@ -169,6 +193,24 @@ def test_bad_input_is_one_line_naming_it(content, message, tmp_path, capsys):
     status, out, err = _run(capsys, "inspect", str(path))
     assert status == cli.EXIT_BAD_INPUT and out == ""
     assert err.count("\n") == 1 and message in err and str(path) in err
+
+
+def test_unreadable_folder_empty_path_and_byte_order_mark(tmp_path, capsys, monkeypatch):
+    status, _, err = _run(capsys, "inspect", "")
+    assert status == cli.EXIT_BAD_INPUT and "the path is empty" in err
+    bom = tmp_path / "bom"
+    bom.mkdir()
+    (bom / "config.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(LLAMA31_8B).encode())
+    assert _run(capsys, "inspect", str(bom))[0] == 0  # as Notepad saves UTF-8
+    from pathlib import Path
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "is_dir", denied)  # a folder root can read; a user may not
+    status, out, err = _run(capsys, "inspect", str(bom))
+    assert status == cli.EXIT_BAD_INPUT and out == ""
+    assert err == f"posenc inspect: {bom}: cannot be read (Permission denied)\n"
 
 
 @pytest.mark.parametrize("config, reason", [
@@ -190,7 +232,8 @@ def test_python_dash_m_posenc(files, tmp_path):
     out = subprocess.run([sys.executable, "-m", "posenc", "inspect", str(files["smollm3-3b"])],
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("smollm3: all full (36 layers); the layers repeat every 4")
+    assert out.stdout.startswith("smollm3: all full (36 layers); NoPE on 9 of 36; the layers "
+                                 "repeat every 4")
     bad = subprocess.run([sys.executable, "-m", "posenc", "inspect", str(tmp_path / "x")],
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

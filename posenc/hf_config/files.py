@@ -20,48 +20,65 @@ class ConfigFileError(ValueError):
     """A path that does not lead to a readable ``config.json`` object (the message says why)."""
 
 
-def read_config(path) -> dict:
+#: JSON's names for what ``json.loads`` can return besides an object.
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "a boolean", type(None): "null"}
+
+
+def read_config(path, *, stdin: bool = False) -> dict:
     """The JSON object of a ``config.json``.
 
     Args:
-        path: a ``config.json`` file, a directory holding one (a downloaded checkpoint),
-            or ``"-"`` for standard input (a ``str`` or ``os.PathLike``).
+        path: a ``config.json`` file or a directory holding one (a downloaded
+            checkpoint), as a ``str`` or ``os.PathLike``.
+        stdin: read standard input when ``path`` is ``"-"`` (what the command line
+            does); otherwise ``"-"`` is a file name like any other.
 
     Returns:
-        The parsed object, a new ``dict``.
+        The parsed object, a new ``dict``. A UTF-8 byte-order mark is allowed.
 
     Raises:
-        ConfigFileError: (a ``ValueError``) no such file or directory; a directory
-            without ``config.json``; a file that cannot be read, is not UTF-8, is not
-            JSON (the message gives line and column) or holds something other than a
-            JSON object.
+        ConfigFileError: (a ``ValueError``) an empty path; no such file or directory; a
+            directory without ``config.json``; a file or folder that cannot be read; text
+            that is empty, not UTF-8, not JSON (the message gives line and column) or
+            something other than a JSON object.
     """
     name = os.fspath(path)
-    if name == "-":
-        where, text = "standard input", sys.stdin.read()
+    if stdin and name == "-":
+        where, data = "standard input", sys.stdin.buffer.read()
     else:
-        p = Path(name)
-        if p.is_dir():
-            p = p / "config.json"
-            if not p.is_file():
-                raise ConfigFileError(f"{name}: directory has no config.json")
-        where = str(p)
+        if not name:
+            raise ConfigFileError("the path is empty: name a config.json or its folder")
+        where = name
         try:
-            text = p.read_text(encoding="utf-8")
+            p = Path(name)
+            if p.is_dir():
+                p = p / "config.json"
+                where = str(p)
+                if not p.exists():
+                    raise ConfigFileError(f"{name}: directory has no config.json")
+            data = p.read_bytes()
         except FileNotFoundError:
             raise ConfigFileError(f"{where}: no such file or directory") from None
-        except UnicodeDecodeError as err:
-            raise ConfigFileError(f"{where}: not UTF-8 text ({err.reason})") from None
+        except IsADirectoryError:
+            raise ConfigFileError(f"{where}: is a directory, not a file") from None
         except OSError as err:
             raise ConfigFileError(f"{where}: cannot be read ({err.strerror})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ConfigFileError(f"{where}: not UTF-8 text ({err.reason})") from None
+    if not text.strip():
+        raise ConfigFileError(f"{where}: is empty, not a JSON object of config keys")
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
         raise ConfigFileError(
             f"{where}: not JSON ({err.msg} at line {err.lineno}, column {err.colno})"
         ) from None
+    except RecursionError:
+        raise ConfigFileError(f"{where}: JSON nested too deeply to be a config") from None
     if not isinstance(value, dict):
-        raise ConfigFileError(
-            f"{where}: holds a JSON {type(value).__name__}, not an object of config keys"
-        )
+        kind = _JSON_KINDS.get(type(value), type(value).__name__)
+        raise ConfigFileError(f"{where}: holds {kind}, not a JSON object of config keys")
     return value

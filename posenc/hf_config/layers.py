@@ -57,7 +57,7 @@ class LayerSpec(NamedTuple):
         parts.append(f"head_dim={self.head_dim}")
         if self.use_rope:
             parts.append(f"rope_type={self.rope_type!r}")
-            parts.append(f"rope_theta={self.rope_theta:g}")
+            parts.append(f"rope_theta={self.rope_theta!r}")
             parts.append(f"rotary_dim={self.rotary_dim}")
             parts.append(f"rope_channels={self.rope_channels!r}")
             parts.append(f"layout={self.layout!r}")
@@ -67,7 +67,8 @@ class LayerSpec(NamedTuple):
                              f"{float(inv[-1]):.4g}, {str(inv.dtype).removeprefix('torch.')}>")
             if self.attention_factor != 1.0:
                 parts.append(f"attention_factor={self.attention_factor:.6g}")
-            parts.extend(f"{k}={v!r}" for k, v in self.scaling)
+            parts.extend(f"{k}=<{len(v)} values>" if isinstance(v, tuple | list) and len(v) > 4
+                         else f"{k}={v!r}" for k, v in self.scaling)
         else:
             parts.append("use_rope=False")
         if self.attn_temperature is not None:

@@ -6,7 +6,8 @@
 layers (:class:`LayerGroup`): same layer type, window, positions or not, base, widths,
 channels, pairing, scaling and extra terms, and the same ``inv_freq`` to the last bit.
 Its :meth:`ConfigReport.text` is what the command line prints, :meth:`ConfigReport.to_dict`
-what ``--json`` prints, and :meth:`ConfigReport.from_dict` reads that back.
+what ``--json`` prints (:meth:`ConfigReport.to_json`), and :meth:`ConfigReport.from_dict`
+reads that back.
 
 Example (Llama 3.1 8B's published ``config.json``, the scaling block abridged to what it
 says):
@@ -22,7 +23,7 @@ says):
 llama: all full (32 layers)
   layers 0–31: full_attention, global, RoPE base 5e5, all 128 channels, half pairs,
     llama3 (factor 8, original_max_position_embeddings 8192, low_freq_factor 1,
-    high_freq_factor 4); 64 frequencies, wavelengths 6.28 to 2.05e+07 positions
+    high_freq_factor 4); 64 frequencies, wavelengths 6.28 to 2.05e7 positions
 >>> report.groups[0].rope_type, len(report.groups[0].layers)
 ('llama3', 32)
 
@@ -33,8 +34,10 @@ family's own ``transformers`` modules by ``tests/test_hf_sweep.py``); the layer 
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -92,7 +95,7 @@ class LayerGroup:
         out = [self.layer_type]
         attention = self.use_rope or self.layer_type in ATTENTION_TYPES
         if attention:
-            out.append(f"window {self.sliding_window:,}" if self.sliding_window else "global")
+            out.append(f"window {self.sliding_window}" if self.sliding_window else "global")
         if self.use_rope:
             out.append(f"RoPE base {_num(self.rope_theta)}")
             out.append(_rotated(self.rotary_dim, self.head_dim, self.rope_channels))
@@ -116,8 +119,8 @@ class LayerGroup:
         text = ", ".join(out)
         if self.use_rope and self.num_frequencies:
             hi, lo = 2 * math.pi / self.highest_frequency, 2 * math.pi / self.lowest_frequency
-            text += (f"; {self.num_frequencies} frequencies, wavelengths {hi:.3g} to "
-                     f"{lo:.3g} positions")
+            text += (f"; {self.num_frequencies} frequencies, wavelengths {_sig(hi)} to "
+                     f"{_sig(lo)} positions")
         return text
 
 
@@ -130,8 +133,8 @@ class ConfigReport:
     ``text_config``, else ``None``. ``pattern`` is
     :func:`~posenc.hf_config.atlas.layer_pattern` of the layer types and ``period`` the
     length of the shortest repeating unit of the layer specs (the number of layers when
-    nothing repeats). ``mrope_section`` is the M-RoPE split of the frequencies when the
-    RoPE dict gives one.
+    nothing repeats). ``seq_len`` is the length the length-dependent RoPE types (dynamic
+    NTK, LongRoPE) were evaluated at, ``None`` for what the model builds at load time.
     """
 
     model_type: str
@@ -140,7 +143,7 @@ class ConfigReport:
     period: int
     groups: tuple[LayerGroup, ...]
     outer_model_type: str | None = None
-    mrope_section: tuple[int, ...] | None = None
+    seq_len: int | None = None
     #: RoPE-dict keys the family's code never reads, with the reason (``[(key, why)]``).
     ignored: tuple[tuple[str, str], ...] = field(default=())
 
@@ -148,12 +151,21 @@ class ConfigReport:
         """The report as ``python -m posenc inspect`` prints it.
 
         Args:
-            every_layer: one line per layer (``--layers``) instead of one per run.
+            every_layer: one unwrapped line per layer (``--layers``, for ``grep``) instead
+                of one wrapped entry per run.
         """
         via = f" (via {self.outer_model_type})" if self.outer_model_type else ""
         head = f"{self.model_type}{via}: {self.pattern}"
+        nope = sum(len(g.layers) for g in self.groups
+                   if not g.use_rope and g.layer_type in ATTENTION_TYPES)
+        if nope:
+            head += f"; NoPE on {nope} of {self.num_layers}"
         if self.period < self.num_layers and len(self.groups) > 1:
             head += f"; the layers repeat every {self.period}"
+        lengthy = any(g.rope_type in _LENGTH_DEPENDENT for g in self.groups)
+        if lengthy:
+            head += ("; frequencies at load time" if self.seq_len is None
+                     else f"; frequencies at {self.seq_len} tokens")
         lines = [head]
         rows = []
         for g in self.groups:
@@ -165,11 +177,12 @@ class ConfigReport:
         if every_layer:
             rows.sort(key=lambda r: int(r[0].split()[1]))
         for label, g in rows:
+            if every_layer:
+                lines.append(f"  {label}: {g.describe()}")
+                continue
             lines.extend(textwrap.wrap(f"{label}: {g.describe()}", WIDTH,
                                        initial_indent="  ", subsequent_indent="    ",
                                        break_on_hyphens=False))
-        if self.mrope_section:
-            lines.append("  M-RoPE sections " + "+".join(map(str, self.mrope_section)))
         for key, why in self.ignored:
             lines.extend(textwrap.wrap(f"ignored by this family: {key} ({why})", WIDTH,
                                        initial_indent="  ", subsequent_indent="    "))
@@ -179,8 +192,25 @@ class ConfigReport:
         return self.text()
 
     def to_dict(self) -> dict:
-        """The same facts as plain JSON-ready values (lists for tuples)."""
-        return _plain(asdict(self))
+        """The same facts as plain JSON-ready values: lists for tuples, and objects for
+        ``scaling`` (``{key: value}``) and ``ignored`` (``{key: reason}``)."""
+        out = _plain(asdict(self))
+        for g in [out, *out["groups"]]:
+            g["ignored"] = dict(g["ignored"])
+        for g in out["groups"]:
+            g["scaling"] = dict(g["scaling"])
+        return out
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text (what ``--json`` prints): two-space indents, lists
+        of numbers on one line.
+
+        Raises:
+            ValueError: a value that is not finite (JSON has no ``Infinity``).
+        """
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False, ensure_ascii=False)
+        return re.sub(r"\[\s+(-?[\d.e+-]+(?:,\s+-?[\d.e+-]+)*)\s+\]",
+                      lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text)
 
     @classmethod
     def from_dict(cls, data: dict) -> ConfigReport:
@@ -189,17 +219,25 @@ class ConfigReport:
         Raises:
             KeyError, TypeError: ``data`` is not a report's dict.
         """
-        groups = tuple(
-            LayerGroup(**{k: _tuples(v) if k in _TUPLE_FIELDS else v for k, v in g.items()})
-            for g in data["groups"]
-        )
-        rest = {k: _tuples(v) if k in _TUPLE_FIELDS else v
-                for k, v in data.items() if k != "groups"}
-        return cls(groups=groups, **rest)
+        groups = tuple(LayerGroup(**_fields(g)) for g in data["groups"])
+        return cls(groups=groups, **_fields({k: v for k, v in data.items() if k != "groups"}))
 
 
-_TUPLE_FIELDS = {"layers", "scaling", "attn_temperature", "query_scale", "ignored",
-                 "mrope_section"}
+_TUPLE_FIELDS = {"layers", "attn_temperature", "query_scale"}
+_PAIR_FIELDS = {"scaling", "ignored"}
+#: The RoPE types whose frequencies depend on the current length.
+_LENGTH_DEPENDENT = ("dynamic", "longrope")
+
+
+def _fields(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        if k in _PAIR_FIELDS:
+            v = tuple((key, _tuples(value)) for key, value in v.items())
+        elif k in _TUPLE_FIELDS:
+            v = _tuples(v)
+        out[k] = v
+    return out
 
 
 def _plain(x):
@@ -225,6 +263,16 @@ def _num(x: float) -> str:
     return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
+def _sig(x: float) -> str:
+    """Three significant digits, exponents written like the bases: ``58470`` ->
+    ``"5.85e4"``, ``6.2832`` -> ``"6.28"``."""
+    text = f"{x:.3g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
+    return text
+
+
 def _rotated(r: int, d: int, channels: str | None) -> str:
     if r == d and channels == "leading":
         return f"all {d} channels"
@@ -237,6 +285,8 @@ def _scaling(rope_type: str | None, scaling) -> str:
         return "no scaling"
     parts = []
     for k, v in scaling:
+        if k == "attention_factor":  # printed once, as the group's attention factor
+            continue
         if isinstance(v, tuple | list) and len(v) > 2:
             parts.append(f"{k} <{len(v)} values>")
         elif isinstance(v, float):
@@ -292,24 +342,19 @@ def _group(indices: list[int], spec: LayerSpec) -> LayerGroup:
     )
 
 
-def _mrope_section(d: dict) -> tuple[int, ...] | None:
-    raw = d.get("rope_scaling") or d.get("rope_parameters") or {}
-    for r in (raw, *raw.values()) if isinstance(raw, dict) else ():
-        if isinstance(r, dict) and r.get("mrope_section") is not None:
-            return tuple(int(x) for x in r["mrope_section"])
-    return None
-
-
-def config_report(config) -> ConfigReport:
+def config_report(config, *, seq_len: int | None = None) -> ConfigReport:
     """The compact per-layer report of a config: what ``python -m posenc inspect`` prints.
 
     Args:
         config: a ``transformers`` config object, a ``config.json`` dict, or a path to a
             ``config.json`` or its directory (as :func:`~posenc.hf_config.layer_specs`).
+        seq_len: tokens so far, for the length-dependent RoPE types (``"dynamic"``,
+            ``"longrope"``); ``None`` reports what the model builds at load time (as
+            :func:`~posenc.hf_config.rope_from_config`).
 
     Returns:
         A :class:`ConfigReport`: runs of identical layers in the order their first layer
-        appears, the layer pattern and its period, M-RoPE sections, ignored keys.
+        appears, the layer pattern and its period, ignored keys.
 
     Raises:
         ValueError, TypeError: what :func:`~posenc.hf_config.layer_specs` raises (an
@@ -318,7 +363,7 @@ def config_report(config) -> ConfigReport:
     if isinstance(config, str | os.PathLike):
         config = read_config(config)
     d = _as_dict(config)
-    specs = layer_specs(d)
+    specs = layer_specs(d, seq_len=seq_len)
     given = config.get("model_type") if isinstance(config, Mapping) \
         else getattr(config, "model_type", None)
     outer = given if given and given != d["model_type"] else None
@@ -334,5 +379,5 @@ def config_report(config) -> ConfigReport:
         model_type=d["model_type"], num_layers=len(specs),
         pattern=layer_pattern([s.layer_type for s in specs]),
         period=period([_group_key(s) for s in specs]), groups=groups,
-        outer_model_type=outer, mrope_section=_mrope_section(d), ignored=ignored,
+        outer_model_type=outer, seq_len=seq_len, ignored=ignored,
     )
