@@ -24,7 +24,8 @@ What the RoPE reader applies, in ``transformers``' order of precedence:
   ``rope_type`` or its old name ``type`` (``"su"``, and ``"yarn"`` in Phi-3 configs, mean
   ``"longrope"``; ``"mrope"`` means the default 1-D frequencies);
 * ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
-  then 10000, or the family's per-type base keys (Gemma 3, ModernBERT);
+  then the config class's default (``Family.default_theta``), or the family's per-type
+  base keys (Gemma 3, Gemma 3n, ModernBERT);
 * the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
   ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
   level, ``rotary_pct`` (GPT-NeoX), or the family's default (GLM 0.5);
@@ -33,6 +34,11 @@ What the RoPE reader applies, in ``transformers``' order of precedence:
 * ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
   keeps it there), then the RoPE dict, then ``max_position_embeddings``; dynamic NTK uses
   ``max_position_embeddings`` itself, as ``transformers`` does.
+
+Legacy keys a family's config class renames in its constructor (MiniMax-M2's
+``rotary_dim``, LFM2's ``full_attn_idxs``, old layer-type names such as ``"mamba"``) are
+renamed first, by the family record's ``translate`` function and
+:data:`~posenc.hf_config.families.LEGACY_LAYER_TYPES`.
 
 A multimodal config is read through its ``text_config``. Unknown keys in the RoPE dict, an
 unknown ``rope_type``, missing required keys and malformed values raise an error that names

@@ -16,13 +16,24 @@ against the family's own rotary module and attention layers, layer by layer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-__all__ = ["ATTENTION_TYPES", "FAMILIES", "Family", "family"]
+__all__ = ["ATTENTION_TYPES", "FAMILIES", "Family", "LEGACY_LAYER_TYPES", "UNVERIFIED", "family"]
 
 #: Layer types whose attention rotates q and k (unless a family rule says otherwise).
 ATTENTION_TYPES = frozenset({"full_attention", "sliding_attention", "chunked_attention"})
+
+#: Old layer-type names every ``transformers`` config renames when it is built
+#: (``PreTrainedConfig.__post_init__`` calls ``remap_legacy_layer_types``: transformers 5.24
+#: ``configuration_utils._LEGACY_LAYER_TYPE_REMAP``); posenc reads ``layer_types`` the same way.
+LEGACY_LAYER_TYPES = MappingProxyType({
+    "mamba": "linear_attention",
+    "attention": "full_attention",
+    "deepseek_sparse_attention": "indexed_attention",
+    "qwen_sparse_attention": "indexed_attention",
+})
 
 
 @dataclass(frozen=True)
@@ -46,7 +57,8 @@ class Family:
             a ``sliding_window`` and ``use_sliding_window`` is not false);
             ``("every", key, default, offset, other)``: layer ``i`` is full iff
             ``(i + 1 + offset) % config[key] == 0`` (``key`` may be ``None`` for a fixed
-            ``default``), else ``other``; or ``"listed"``: the family's pattern is not
+            ``default``), else ``other``; ``("all", layer_type)``: every layer has that
+            type (Falcon-H1's ``"hybrid"``); or ``"listed"``: the family's pattern is not
             encoded here, so a config without ``layer_types`` is refused by name.
         last_layer_full: the config class forces the last layer to ``"full_attention"``
             (Gemma 4).
@@ -81,13 +93,27 @@ class Family:
         attention_index_key: a config key listing the indices of the attention layers of
             an SSM hybrid (Bamba's ``attn_layer_indices``); the others are
             ``"linear_attention"``.
-        rope_switch: ``(key, default)`` — RoPE is on only when ``config[key]`` is true
-            (Zamba 2's ``use_mem_rope``, default false).
+        default_theta: ``rope_theta`` when neither the RoPE dict nor the top level gives
+            one: the config class's ``default_theta`` (or its ``rope_theta`` field's
+            default), 10000 unless the class says otherwise; per-type bases are in
+            :attr:`type_bases` (``tests/test_hf_config.py`` checks every record against its
+            class).
+        translate: a named function ``(config dict) -> None`` that renames legacy keys the
+            way the family's config class does in its constructor (MiniMax-M2's
+            ``rotary_dim`` becomes ``partial_rotary_factor``; LFM2's ``full_attn_idxs``
+            becomes ``layer_types``); it changes the dict in place and leaves a dict that
+            already carries the new keys as it is.
+        rope_rule: a named function ``(config dict, layer_types, flags) -> flags`` that
+            decides which layers rotate where the modeling code reads a switch
+            (Zamba 2's ``use_mem_rope``; Granite-H's ``position_embedding_type``; EXAONE 4's
+            global layers rotate when ``sliding_window`` is null).
+        interleave_switch: ``(key, default)`` — a config key that picks the pairing: true
+            gives :attr:`layout`, false the ``"half"`` layout (DeepSeek's
+            ``rope_interleave``).
         query_temperature: Llama 4's NoPE-layer query temperature
             (:func:`posenc.attention.llama4_attn_scale`) is on.
         query_scale_key: a RoPE-dict key that scales queries on every layer by position
             (Ministral 3's ``llama_4_scaling_beta``).
-        values_rotated: the values carry RoPE too (DeepSeek-V4: K = V).
         ignored_keys: RoPE-dict keys ``transformers`` accepts but this family's code never
             reads, with the reason (reported in :class:`~posenc.hf_config.LayerSpec`'s
             ``ignored`` field instead of raised).
@@ -123,10 +149,12 @@ class Family:
     attention_types: frozenset[str] = frozenset()
     nope_index_key: str | None = None
     attention_index_key: str | None = None
-    rope_switch: tuple[str, bool] | None = None
+    default_theta: float = 10_000.0
+    translate: Callable[[dict], None] | None = None
+    rope_rule: Callable[[dict, list, list], list] | None = None
+    interleave_switch: tuple[str, bool] | None = None
     query_temperature: bool = False
     query_scale_key: str | None = None
-    values_rotated: bool = False
     ignored_keys: tuple[tuple[str, str], ...] = ()
     ntk_alpha_key: str | None = None
     length_mscale: tuple[str, str] | None = None
@@ -135,7 +163,122 @@ class Family:
     note: str = ""
 
 
-_LLAMA = Family()
+# --------------------------------------------------------------------------- one-family rules
+# Named functions that one record (or a few records sharing the rule) refers to: each mirrors
+# a few lines of the family's transformers 5.24 config class or attention forward, named in
+# its docstring. Translators (Family.translate) change a config.json dict in place the way
+# the config class's constructor does and leave an already-translated dict as it is; rope
+# rules (Family.rope_rule) map ``(config, layer_types, flags)`` to the layers that rotate.
+
+
+def _minimax_m2_rotary_dim(d: dict) -> None:
+    """``MiniMaxM2Config.convert_rope_params_to_dict``: a legacy top-level ``rotary_dim``
+    becomes ``partial_rotary_factor = rotary_dim / head_dim`` unless the file sets a
+    ``partial_rotary_factor`` itself (published MiniMax-M2 files carry ``rotary_dim``)."""
+    r = d.get("rotary_dim")
+    if r is not None and d.get("partial_rotary_factor") is None and d.get("head_dim"):
+        d["partial_rotary_factor"] = r / d["head_dim"]
+
+
+def _lfm2_full_attn_idxs(d: dict) -> None:
+    """``Lfm2Config.__post_init__``: without ``layer_types``, the layers listed in
+    ``full_attn_idxs`` (default: every layer) are ``"full_attention"`` and the others
+    ``"conv"`` (short convolutions: no positions)."""
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
+        idxs = d.get("full_attn_idxs")
+        full = set(range(n) if idxs is None else idxs)
+        d["layer_types"] = ["full_attention" if i in full else "conv" for i in range(n)]
+
+
+def _bamba_half_rotary(d: dict) -> None:
+    """``BambaConfig.__post_init__`` sets ``partial_rotary_factor = 0.5`` whatever the
+    file's top-level value ("hardcode for BC"); a RoPE dict's own factor still wins."""
+    d["partial_rotary_factor"] = 0.5
+
+
+def _cohere2_moe_prefix(d: dict) -> None:
+    """``Cohere2MoeConfig.__post_init__``: the first ``first_k_dense_replace`` layers
+    (popped, default 0) are dense-MLP layers whose pattern is
+    ``prefix_dense_sliding_window_pattern`` (default 1: every one global), the rest follow
+    ``sliding_window_pattern`` (default 4); ``mlp_layer_types`` marks the prefix ``"dense"``."""
+    n = d.get("num_hidden_layers")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return
+    k = d.get("first_k_dense_replace") or 0
+    if d.get("layer_types") is None:
+        pre = d.get("prefix_dense_sliding_window_pattern", 1)
+        rest = d.get("sliding_window_pattern", 4)
+        d["layer_types"] = (
+            ["sliding_attention" if (i + 1) % pre else "full_attention" for i in range(k)]
+            + ["sliding_attention" if (i + 1) % rest else "full_attention"
+               for i in range(n - k)])
+    if d.get("mlp_layer_types") is None:
+        d["mlp_layer_types"] = ["dense" if i < k else "sparse" for i in range(n)]
+
+
+def _neomme_rope_per_type(d: dict) -> None:
+    """``NeoMMEConfig.convert_rope_params_to_dict``: one RoPE dict per layer type, its
+    ``rope_theta`` the top-level one or the class's per-type default (full 1e6, sliding
+    1e4) and its ``partial_rotary_factor`` the per-type default (full 0.25, sliding 1)."""
+    raw = d.get("rope_parameters") or d.get("rope_scaling") or {}
+    types = set(d.get("layer_types") or ())
+    if raw and not set(raw) <= types | {"full_attention", "sliding_attention"}:
+        raise ValueError(
+            "config['rope_parameters'] of model_type 'neomme' must be one dict per layer "
+            f"type ({sorted(types)}), as NeoMMEConfig builds it; got keys {sorted(raw)}")
+    theta = d.get("rope_theta")
+    bases = {"full_attention": 1_000_000.0, "sliding_attention": 10_000.0}
+    factors = {"full_attention": 0.25, "sliding_attention": 1.0}
+    nested = {k: dict(v) for k, v in raw.items()}
+    for lt in types:
+        p = nested.setdefault(lt, {})
+        p.setdefault("rope_type", "default")
+        p.setdefault("rope_theta", theta if theta is not None else bases.get(lt))
+        p.setdefault("partial_rotary_factor", factors.get(lt))
+    d.pop("rope_scaling", None)
+    d["rope_parameters"] = nested
+
+
+def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
+    """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
+    false)."""
+    return flags if d.get("use_mem_rope", False) else [False] * len(flags)
+
+
+def _rope_if_embedding_type_rope(d: dict, types: list, flags: list) -> list:
+    """``GraniteMoeHybridModel.__init__`` builds its rotary module only when
+    ``position_embedding_type == "rope"`` (default ``None``; Granite-4.0-H files say
+    ``"nope"``); otherwise its attention layers get no positions."""
+    return flags if d.get("position_embedding_type") == "rope" else [False] * len(flags)
+
+
+def _global_rope_without_window(d: dict, types: list, flags: list) -> list:
+    """EXAONE 4, EXAONE-MoE, Kolibri: ``if self.sliding_window is None or self.is_sliding``
+    — with a null ``sliding_window`` the global layers rotate too."""
+    if d.get("sliding_window") is not None:
+        return flags
+    return [f or t == "full_attention" for f, t in zip(flags, types, strict=True)]
+
+
+def _rope_only_with_window(d: dict, types: list, flags: list) -> list:
+    """Cohere 2, Flint: ``if self.sliding_window is not None`` (the layer's window, set on
+    sliding layers only) — with a null ``sliding_window`` no layer rotates."""
+    return flags if d.get("sliding_window") is not None else [False] * len(flags)
+
+
+def _cohere2_moe_rope(d: dict, types: list, flags: list) -> list:
+    """``Cohere2MoeAttention``: ``if self.sliding_window is not None or self.force_rope``,
+    with ``force_rope`` on dense-prefix layers (``mlp_layer_types[i] == "dense"``) when
+    ``prefix_dense_sliding_window_pattern == 1`` — those global layers rotate."""
+    window = d.get("sliding_window") is not None
+    mlp = list(d.get("mlp_layer_types") or ())
+    mlp += ["sparse"] * (len(types) - len(mlp))
+    force = d.get("prefix_dense_sliding_window_pattern", 1) == 1
+    return [(f and window) or (force and m == "dense")
+            for f, m in zip(flags, mlp[:len(types)], strict=True)]
+
+
 _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
@@ -145,7 +288,7 @@ _GEMMA3 = Family(layer_pattern=("every", "sliding_window_pattern", 6, 0, "slidin
                              ("full_attention", "rope_theta", 1_000_000.0)))
 _SLIDING_NOPE_GLOBAL = Family(
     layer_pattern=("every", "sliding_window_pattern", 4, 0, "sliding_attention"),
-    nope_types=frozenset({"full_attention"}))
+    nope_types=frozenset({"full_attention"}), rope_rule=_global_rope_without_window)
 _LINEAR = frozenset({"linear_attention"})
 _MAX_POS_IN_DICT = (("max_position_embeddings",
                      "kept in the RoPE dict; the rotary module reads the top-level value"),)
@@ -155,66 +298,90 @@ _DSA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_h
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
               attention_types=frozenset({"indexed_attention"}), layer_pattern="listed")
 _NOPE_FULL = frozenset({"full_attention"})
+_HYBRID = frozenset({"hybrid"})
+#: DeepSeek-style MLA whose attention reads ``rope_interleave`` (default true): false
+#: rotates the rope slice in halves (``apply_rotary_pos_emb`` instead of ``…_interleave``).
+_MLA_SWITCH = replace(_MLA, interleave_switch=("rope_interleave", True))
 
 #: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
 FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     # --- Llama-like: every layer RoPE, half layout, whole head -------------------------
-    **{name: _LLAMA for name in (
-        "apertus", "apertus1p5_text", "arcee", "aria_text", "bitnet",
-        "cosmos3_edge_text", "diffllama", "doge", "emu3_text_model", "esmc", "eurobert",
-        "falcon", "falcon_h1", "flex_olmo", "gemma", "gpt_neox_japanese", "granite",
-        "granite_docling_text", "granitemoe", "granitemoeshared", "gte", "hy_v3",
-        "hyperclovax", "idefics", "jais2", "jina_embeddings_v3", "lfm2", "llama",
-        "minicpm3", "minimax_m2", "mistral", "mixtral", "molmo2_text", "nomic_bert",
-        "olmo", "olmo2", "olmoe", "paddleocr_vl_text", "persimmon", "phi", "phi3",
-        "phi4_multimodal", "qwen2", "qwen2_5_omni_text", "qwen2_5_vl_text", "qwen2_moe",
-        "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_vl_moe_text", "qwen3_vl_text",
-        "seed_oss", "solar_open", "stablelm", "starcoder2", "step3p5", "step3p7",
-        "timesfm2_5", "voxtral_realtime_text",
-    )},
+    # name: the config class's default_theta (rope_theta when a file gives none)
+    **{name: Family(default_theta=theta) for name, theta in {
+        "apertus": 1.2e7, "apertus1p5_text": 1.2e7, "arcee": 1e4, "aria_text": 1e4,
+        "bitnet": 5e5, "cosmos3_edge_text": 1e8, "diffllama": 1e4, "doge": 1e4,
+        "emu3_text_model": 1e6, "esmc": 1e4, "eurobert": 1e4, "falcon": 1e4,
+        "flex_olmo": 5e5, "gemma": 1e4, "gpt_neox_japanese": 1e4, "granite": 1e4,
+        "granite_docling_text": 1e4, "granitemoe": 1e4, "granitemoeshared": 1e4,
+        "gte": 1.6e5, "hy_v3": 11_158_840.0, "hyperclovax": 1e4, "idefics": 1e4,
+        "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4, "minicpm3": 1e4,
+        "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
+        "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4, "paddleocr_vl_text": 5e5,
+        "persimmon": 1e4, "phi": 1e4, "phi3": 1e4, "phi4_multimodal": 1e4, "qwen2": 1e4,
+        "qwen2_5_omni_text": 1e6, "qwen2_5_vl_text": 1e6, "qwen2_moe": 1e4,
+        "qwen2_vl_text": 1e6, "qwen3": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
+        "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6, "stablelm": 1e4,
+        "starcoder2": 1e4, "step3p5": 1e4, "timesfm2_5": 1e4,
+        "voxtral_realtime_text": 1e4,
+    }.items()},
+    "falcon_h1": Family(layer_pattern=("all", "hybrid"), attention_types=_HYBRID),
+    "lfm2": Family(default_theta=1e6, nope_types=frozenset({"conv"}),
+                   translate=_lfm2_full_attn_idxs),
+    "minimax_m2": Family(default_theta=5e6, translate=_minimax_m2_rotary_dim),
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (
-        "cwm", "granite_swa", "granitemoe_swa", "laguna", "mellum", "mimo_v2_flash",
-        "muse_glimmer_text", "muse_spark_text", "vaultgemma", "modernbert-decoder",
-        "gemma3n_text",
+        "granite_swa", "granitemoe_swa", "laguna", "mellum", "mimo_v2_flash",
+        "muse_glimmer_text", "muse_spark_text", "vaultgemma",
     )},
+    "cwm": Family(layer_pattern="listed", default_theta=1e6),
+    "gemma3n_text": replace(_GEMMA3, layer_pattern="listed"),
+    "modernbert-decoder": Family(
+        layer_pattern=("every", "global_attn_every_n_layers", 3, -1, "sliding_attention"),
+        window_key="local_attention", window_divisor=2,
+        type_bases=(("sliding_attention", "local_rope_theta", 10_000.0),
+                    ("full_attention", "global_rope_theta", 160_000.0))),
     "gemma2": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
     **{name: Family(layer_pattern=("every", None, 6, 0, "sliding_attention"),
                     last_layer_full=True,
                     type_head_dim=(("full_attention", "global_head_dim", 512),))
        for name in ("gemma4_text", "gemma4_unified_text")},
-    "gpt_oss": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
+    "gpt_oss": Family(layer_pattern=("every", None, 2, 0, "sliding_attention"),
+                      default_theta=150_000.0),
     "olmo3": Family(layer_pattern=("every", None, 4, 0, "sliding_attention"),
-                    flat_rope_types=_NOPE_FULL),
+                    flat_rope_types=_NOPE_FULL, default_theta=5e5),
     "modernbert": Family(layer_pattern=("every", "global_attn_every_n_layers", 3, -1,
                                         "sliding_attention"), window_key="local_attention",
                          window_divisor=2, window_offset=1,
                          type_bases=(("sliding_attention", "local_rope_theta", 10_000.0),
                                      ("full_attention", "global_rope_theta", 160_000.0))),
     "ultrabert": Family(layer_pattern="listed", window_offset=1),
-    "neomme": Family(layer_pattern="listed", window_offset=1),
+    "neomme": Family(layer_pattern="listed", window_offset=1, translate=_neomme_rope_per_type),
     "moshi": Family(window_key=None,
                     note="config.sliding_window is stored on the attention module but the "
                          "attention function receives None (eager and masks: causal)"),
     # --- NoPE layers ---------------------------------------------------------------------
-    "smollm3": Family(nope_flags=("no_rope_layers", "no_rope_layer_interval", 4)),
+    "smollm3": Family(nope_flags=("no_rope_layers", "no_rope_layer_interval", 4),
+                      default_theta=2e6),
     "cohere2": Family(layout="interleaved", nope_types=_NOPE_FULL,
                       layer_pattern=("every", "sliding_window_pattern", 4, 0,
-                                     "sliding_attention")),
-    "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed"),
+                                     "sliding_attention"), rope_rule=_rope_only_with_window),
+    "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed",
+                          translate=_cohere2_moe_prefix, rope_rule=_cohere2_moe_rope),
     "exaone4": _SLIDING_NOPE_GLOBAL,
     "exaone_moe": _SLIDING_NOPE_GLOBAL,
     "afmoe": Family(nope_types=_NOPE_FULL,
                     layer_pattern=("every", "global_attn_every_n_layers", 4, 0,
                                    "sliding_attention")),
-    "flint": Family(nope_types=_NOPE_FULL, layer_pattern="listed"),
+    "flint": Family(nope_types=_NOPE_FULL, layer_pattern="listed",
+                    rope_rule=_rope_only_with_window),
     "kolibri1": Family(nope_types=_NOPE_FULL,
-                       layer_pattern=("every", None, 5, 0, "sliding_attention")),
-    "mllama_text_model": Family(nope_index_key="cross_attention_layers"),
+                       layer_pattern=("every", None, 5, 0, "sliding_attention"),
+                       rope_rule=_global_rope_without_window),
+    "mllama_text_model": Family(nope_index_key="cross_attention_layers", default_theta=5e5),
     "llama4_text": Family(layout="interleaved",
                           nope_flags=("no_rope_layers", "no_rope_layer_interval", 4),
-                          query_temperature=True),
+                          query_temperature=True, default_theta=5e5),
     # --- linear-attention / SSM hybrids (no positions in those blocks) ------------------
     "qwen3_next": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
                          layer_pattern=("every", "full_attention_interval", 4, 0,
@@ -228,48 +395,52 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "bailing_hybrid": Family(layout="interleaved", channels="trailing",
                              head_dim_key="qk_rope_head_dim",
                              full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
-                             nope_types=_LINEAR,
+                             nope_types=_LINEAR, default_theta=6e6,  # its rope_theta field
                              layer_pattern=("every", "layer_group_size", 6, 0,
                                             "linear_attention")),
     "olmo_hybrid": Family(nope_types=_LINEAR,
                           layer_pattern=("every", None, 4, 0, "linear_attention")),
     "minimax": Family(nope_types=_LINEAR, layer_pattern=("every", None, 2, 1,
-                                                         "linear_attention")),
+                                                         "linear_attention"),
+                      default_theta=1e6),
     "lara_mini": Family(nope_types=_LINEAR, layer_pattern="listed"),
-    "bamba": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
+    "bamba": Family(nope_types=_LINEAR, translate=_bamba_half_rotary,
                     attention_index_key="attn_layer_indices"),
-    "granitemoehybrid": Family(nope_types=_LINEAR, layer_pattern="listed"),
+    "granitemoehybrid": Family(nope_types=_LINEAR, layer_pattern="listed",
+                               aliases=(("layer_types", "layers_block_type"),),
+                               rope_rule=_rope_if_embedding_type_rope),
     "recurrent_gemma": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
                               window_key="attention_window_size",
                               block_types_key=("block_types", (
                                   ("recurrent", "linear_attention"),
                                   ("attention", "sliding_attention")))),
-    "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed"),
-    "zamba2": Family(nope_types=_LINEAR, attention_types=frozenset({"hybrid"}),
-                     rope_switch=("use_mem_rope", False),
-                     block_types_key=("layers_block_type", (
-                         ("linear_attention", "linear_attention"), ("hybrid", "hybrid")))),
-    "zaya": Family(attention_types=frozenset({"hybrid"}), layer_pattern="listed"),
+    "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed", default_theta=1e6),
+    "zamba2": Family(nope_types=_LINEAR, attention_types=_HYBRID, rope_rule=_zamba2_mem_rope,
+                     block_types_key=("layers_block_type", (  # Zamba2Config renames "mamba"
+                         ("linear_attention", "linear_attention"), ("hybrid", "hybrid"),
+                         ("mamba", "linear_attention")))),
+    "zaya": Family(attention_types=_HYBRID, layer_pattern="listed"),
     "unlimited_ocr_text": Family(attention_types=frozenset({"reference_sliding_attention"}),
                                  layer_pattern="listed"),
     # --- interleaved pairs -----------------------------------------------------------------
-    "cohere": _INTERLEAVED,
-    "ernie4_5": _INTERLEAVED,
-    "ernie4_5_moe": _INTERLEAVED,
-    "ernie4_5_vl_moe_text": _INTERLEAVED,
+    "cohere": replace(_INTERLEAVED, default_theta=5e5),
+    "ernie4_5": replace(_INTERLEAVED, default_theta=5e5),
+    "ernie4_5_moe": replace(_INTERLEAVED, default_theta=5e5),
+    "ernie4_5_vl_moe_text": replace(_INTERLEAVED, default_theta=5e5),
     "glm_ocr_text": _INTERLEAVED,
-    "helium": _INTERLEAVED,
+    "helium": replace(_INTERLEAVED, default_theta=1e5),
     "glm": Family(layout="interleaved", partial_rotary_factor=0.5),
     "glm4": Family(layout="interleaved", partial_rotary_factor=0.5),
-    "glm4_moe": Family(layout="interleaved", partial_rotary_factor=0.5),
+    # GLM-4-MoE pairs halves (its apply_rotary_pos_emb uses rotate_half), unlike GLM-4
+    "glm4_moe": Family(partial_rotary_factor=0.5),
     "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
     "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
     # --- MLA: a decoupled rope slice at the end of each head ------------------------------
     "deepseek_v2": _MLA,
-    "deepseek_v3": _MLA,
-    "glm4_moe_lite": _MLA,
-    "youtu": _MLA,
-    "axk1": _MLA,
+    "deepseek_v3": _MLA_SWITCH,
+    "glm4_moe_lite": _MLA_SWITCH,
+    "youtu": _MLA_SWITCH,
+    "axk1": _MLA_SWITCH,
     # --- DeepSeek sparse attention (an indexer picks the keys; MLA rope slice) ------------
     "deepseek_v32": _DSA,
     "glm_moe_dsa": _DSA,
@@ -281,11 +452,12 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
         nope_flags=("no_rope_layers", "no_rope_layer_interval", 4)),
     # --- partial rotation ----------------------------------------------------------------
     "gpt_neox": Family(partial_rotary_factor=0.25),
-    "minimax_m3_vl_text": _LLAMA,
+    "ministral": Family(),
+    "minimax_m3_vl_text": Family(default_theta=5e6),
     # --- scaling rules of their own ----------------------------------------------------------
     **{name: Family(ntk_alpha_key="alpha") for name in (
-        "hunyuan_v1_dense", "hunyuan_v1_moe", "hunyuan_vl_text")},
-    "phimoe": Family(length_mscale=("short_mscale", "long_mscale"),
+        "hunyuan_v1_dense", "hunyuan_v1_moe")},
+    "phimoe": Family(length_mscale=("short_mscale", "long_mscale"), default_theta=1e6,
                      note="transformers 5.24's PhimoeRotaryEmbedding.forward rebuilds "
                           "inv_freq without the sequence length, so LongRoPE's short "
                           "factors apply at every length while the attention factor "
@@ -294,7 +466,8 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     # --- a query scale by position on every layer (Ministral 3's llama_4_scaling_beta) -----
     "ministral3": Family(query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT),
     "mistral4": Family(layout="interleaved", channels="trailing",
-                       query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT),
+                       query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT,
+                       interleave_switch=("rope_interleave", True)),
     # --- refused ---------------------------------------------------------------------------
     "nanochat": Family(refuse="its rotate_half flips the signs (x2, -x1), so it rotates by "
                               "-theta; posenc rotates by +theta as RoFormer and Llama do"),
@@ -330,17 +503,50 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
                             "transformers"),
 })
 
+_CANNOT_RUN = ("posenc has no verified record for it: transformers 5.24 cannot run this "
+               "family's default config ({}), so no check has compared a record with its "
+               "modules")
+
+#: ``model_type`` -> why posenc has no record: families with a text rotary module whose
+#: default config ``transformers`` itself cannot run, so the family sweep could not verify
+#: a record (``tests/test_hf_sweep.py`` checks this list is exactly those families). A
+#: family leaves this list when a check on a repaired config verifies its record.
+UNVERIFIED: MappingProxyType[str, str] = MappingProxyType({
+    "beam": _CANNOT_RUN.format("its rotary module has no 'full_attention' entry"),
+    "blt": _CANNOT_RUN.format("its default has no text hidden_size for the rotary module"),
+    "chameleon": _CANNOT_RUN.format("building the model fails on a missing sub-config"),
+    "cohere_compass_text": _CANNOT_RUN.format(
+        "its rotary module has no 'full_attention' entry"),
+    "dbrx": _CANNOT_RUN.format("its attention config has no rope_theta"),
+    "deepseek_ocr2_text": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "diffusion_gemma_text": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "dots1": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "esm": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "glm4v_moe_text": _CANNOT_RUN.format("its M-RoPE sections do not fit the default head"),
+    "glm4v_text": _CANNOT_RUN.format("its M-RoPE sections do not fit the default head"),
+    "hunyuan_vl_text": _CANNOT_RUN.format("its rotary module needs an mrope_section the "
+                                          "default lacks"),
+    "lfm2_moe": _CANNOT_RUN.format("building the model fails on a missing layer list"),
+    "nemotron": _CANNOT_RUN.format("building the model fails on a missing head width"),
+    "nemotron_h": _CANNOT_RUN.format("no text rotary module is built from it"),
+    "qwen4_exp_text": _CANNOT_RUN.format("building the model fails on missing head widths"),
+    "t5gemma2_decoder": _CANNOT_RUN.format("its decoder config has no dropout_rate"),
+})
+
 
 def family(model_type: str) -> Family:
     """The :class:`Family` record of ``model_type``.
 
     Raises:
         ValueError: ``model_type`` is not in :data:`FAMILIES` (the message names it), or
-            the family is one ``posenc`` refuses (the message gives the reason).
+            the family is one ``posenc`` refuses or has no verified record for
+            (:data:`UNVERIFIED`; the message gives the reason).
     """
     if not model_type:
         raise ValueError("config has no 'model_type'; posenc reads a family by its model_type")
     rec = FAMILIES.get(model_type)
+    if rec is None and model_type in UNVERIFIED:
+        raise ValueError(f"model_type {model_type!r} is refused: {UNVERIFIED[model_type]}")
     if rec is None:
         raise ValueError(
             f"model_type {model_type!r} is not in posenc.hf_config.FAMILIES; posenc does "

@@ -17,7 +17,7 @@ import torch
 
 from .. import rope
 from .._checks import check_int
-from .families import ATTENTION_TYPES, Family, family
+from .families import ATTENTION_TYPES, LEGACY_LAYER_TYPES, Family, family
 from .params import _as_dict, _full_head_dim, _per_type, rope_from_config, rope_parameters
 
 __all__ = ["LayerSpec", "apply_layer_rope", "layer_specs", "layer_types"]
@@ -105,7 +105,8 @@ def _layer_types(d: dict, fam: Family) -> list[str]:
         raise ValueError("config['num_hidden_layers'] is required to list the layers")
     n = check_int("config['num_hidden_layers']", d["num_hidden_layers"], minimum=1)
     if d.get("layer_types"):
-        types = list(d["layer_types"])
+        # old names ("mamba", "attention") renamed as every transformers config does
+        types = [LEGACY_LAYER_TYPES.get(t, t) for t in d["layer_types"]]
     elif fam.attention_index_key:
         attn = set(d.get(fam.attention_index_key) or ())
         types = ["full_attention" if i in attn else "linear_attention" for i in range(n)]
@@ -124,6 +125,8 @@ def _layer_types(d: dict, fam: Family) -> list[str]:
             f"config of model_type {d['model_type']!r} has no 'layer_types'; posenc does not "
             "encode this family's default layer pattern, so it needs the list"
         )
+    elif fam.layer_pattern is not None and fam.layer_pattern[0] == "all":
+        types = [fam.layer_pattern[1]] * n
     elif fam.layer_pattern is not None:
         types = _every(d, n, fam.layer_pattern)
     elif fam.window_key and d.get(fam.window_key) is not None \
@@ -142,8 +145,6 @@ def _layer_types(d: dict, fam: Family) -> list[str]:
 def _rope_flags(d: dict, fam: Family, types: list[str]) -> list[bool]:
     n = len(types)
     flags = [t not in fam.nope_types for t in types]
-    if fam.rope_switch is not None and not d.get(*fam.rope_switch):
-        flags = [False] * n
     if fam.nope_index_key:
         off = set(d.get(fam.nope_index_key) or ())
         flags = [f and i not in off for i, f in enumerate(flags)]
@@ -157,6 +158,8 @@ def _rope_flags(d: dict, fam: Family, types: list[str]) -> list[bool]:
         if len(listed) < n:
             raise ValueError(f"config[{key!r}] has {len(listed)} entries for {n} layers")
         flags = [f and bool(x) for f, x in zip(flags, listed[:n], strict=True)]
+    if fam.rope_rule is not None:  # a family's own switch (see the record's function)
+        flags = list(fam.rope_rule(d, types, flags))
     for i, (t, f) in enumerate(zip(types, flags, strict=True)):
         if f and t not in ATTENTION_TYPES | fam.attention_types:
             raise ValueError(
@@ -206,6 +209,9 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         # Llama4TextConfig: RoPE layers attend within chunks, NoPE layers globally
         types = ["chunked_attention" if f else "full_attention" for f in flags]
     _, _, nested = _per_type(d)
+    layout = fam.layout
+    if fam.interleave_switch is not None and not d.get(*fam.interleave_switch):
+        layout = "half"  # e.g. DeepSeek-V3's rope_interleave false: rotate_half on the slice
     per_layer = {int(k): dict(v) for k, v in (d.get("per_layer_config") or {}).items()}
     cache: dict[tuple, tuple] = {}
     specs = []
@@ -218,7 +224,7 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         if not uses:
             specs.append(LayerSpec(lt, False, None, 1.0, sw, temperature,
                                    head_dim=_type_head_dim(di, fam, lt),
-                                   rope_channels=fam.channels, layout=fam.layout))
+                                   rope_channels=fam.channels, layout=layout))
             continue
         per_type = nested or fam.flat_rope_types or fam.type_bases or fam.type_head_dim
         key = (lt if per_type else "", tuple(sorted((k, str(v)) for k, v in over.items())))
@@ -232,10 +238,9 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         specs.append(LayerSpec(
             lt, True, inv, att, sw, None,
             head_dim=p["full_head_dim"] or _type_head_dim(di, fam, lt),
-            rotary_dim=p["rotary_dim"], rope_channels=channels, layout=fam.layout,
+            rotary_dim=p["rotary_dim"], rope_channels=channels, layout=layout,
             rope_type=p["rope_type"], rope_theta=p["rope_theta"],
-            query_scale=p.get("query_scale"), values_rotated=fam.values_rotated,
-            ignored=p.get("ignored", ()),
+            query_scale=p.get("query_scale"), ignored=p.get("ignored", ()),
         ))
     return specs
 

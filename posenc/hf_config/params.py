@@ -22,7 +22,8 @@ What is read, in ``transformers``' order of precedence:
   ``rope_type`` or its old name ``type`` (``"su"``, and ``"yarn"`` in Phi-3 configs, mean
   ``"longrope"``; ``"mrope"`` means the default 1-D frequencies);
 * ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
-  then 10000 (Gemma 3: 1e6 global, ``rope_local_base_freq`` or 1e4 local);
+  then the config class's default (:attr:`Family.default_theta`: 10000 unless the class
+  says otherwise; Gemma 3: 1e6 global, ``rope_local_base_freq`` or 1e4 local);
 * the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
   ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
   level, or ``rotary_pct`` (GPT-NeoX, default 0.25 there; 1 elsewhere);
@@ -31,6 +32,11 @@ What is read, in ``transformers``' order of precedence:
 * ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
   keeps it there), then the RoPE dict, then ``max_position_embeddings``; dynamic NTK uses
   ``max_position_embeddings`` itself, as ``transformers`` does.
+
+Legacy keys a family's config class renames in its constructor (MiniMax-M2's
+``rotary_dim``, LFM2's ``full_attn_idxs``, old layer-type names such as ``"mamba"``) are
+renamed first, by the family record's ``translate`` function and
+:data:`~posenc.hf_config.families.LEGACY_LAYER_TYPES`.
 
 A multimodal config is read through its ``text_config``. Unknown keys in the RoPE dict, an
 unknown ``rope_type``, missing required keys and malformed values raise an error that names
@@ -79,6 +85,8 @@ def _as_dict(config) -> dict:
         for key, alias in (rec.aliases if rec else ()):  # GPT-J's n_layer, n_head, ...
             if d.get(key) is None and d.get(alias) is not None:
                 d[key] = d[alias]
+        if rec is not None and rec.translate is not None:
+            rec.translate(d)  # the config class's own renaming of legacy keys
         return d
     if hasattr(config, "to_dict"):
         if hasattr(config, "get_text_config"):
@@ -124,6 +132,11 @@ def _per_type(d: dict) -> tuple[str, dict, bool]:
     key, raw = _rope_source(d)
     nested = _nested(d, raw)
     fam = family(str(d.get("model_type", "")))
+    if nested and fam.type_bases:  # a per-type dict without a base takes the type's own
+        raw = {lt: dict(v) if isinstance(v, Mapping) else v for lt, v in raw.items()}
+        for lt, k, default in fam.type_bases:
+            if isinstance(raw.get(lt), dict) and raw[lt].get("rope_theta") is None:
+                raw[lt]["rope_theta"] = default if d.get(k) is None else d[k]
     if nested or not (fam.flat_rope_types or fam.type_bases or fam.type_head_dim):
         return key, raw, nested
     from .layers import _layer_types
@@ -142,7 +155,7 @@ def _per_type(d: dict) -> tuple[str, dict, bool]:
             if p["rope_theta"] is None:
                 p["rope_theta"] = default
         else:
-            p.setdefault("rope_theta", d.get("rope_theta", 10_000.0))
+            p.setdefault("rope_theta", d.get("rope_theta", fam.default_theta))
         per[lt] = p
     return key, per, True
 
@@ -279,7 +292,7 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
 
     theta = p.get("rope_theta")
     if theta is None:
-        theta = d.get("rope_theta", d.get("rotary_emb_base", 10_000.0))
+        theta = d.get("rope_theta", d.get("rotary_emb_base", fam.default_theta))
     prf = p.get("partial_rotary_factor")
     if prf is None:
         prf = d.get("partial_rotary_factor")
