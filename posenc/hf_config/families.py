@@ -503,9 +503,8 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
                             "transformers"),
 })
 
-_CANNOT_RUN = ("posenc has no verified record for it: transformers 5.24 cannot run this "
-               "family's default config ({}), so no check has compared a record with its "
-               "modules")
+_CANNOT_RUN = ("transformers 5.24 cannot run its default config ({}), so no check has "
+               "compared a record with its modules and posenc keeps none")
 
 #: ``model_type`` -> why posenc has no record: families with a text rotary module whose
 #: default config ``transformers`` itself cannot run, so the family sweep could not verify
