@@ -787,21 +787,39 @@ def test_falcon_h1_layers_are_hybrid():
         assert max_rel_diff(specs[0].inv_freq, rotary.inv_freq) <= ULPS4
 
 
-def _without_theta(d: dict) -> dict:
+def _without(d: dict, key: str) -> dict:
+    """``d`` without ``key``, at the top level and in the RoPE dict(s); without a base at
+    all for ``rope_theta`` (the per-type base keys too)."""
     d = copy.deepcopy(d)
-    for key in ("rope_theta", "rotary_emb_base", "rope_local_base_freq", "global_rope_theta",
-                "local_rope_theta"):
-        d.pop(key, None)
+    keys = (key,) if key != "rope_theta" else (
+        "rope_theta", "rotary_emb_base", "rope_local_base_freq", "global_rope_theta",
+        "local_rope_theta")
+    for k in keys:
+        d.pop(k, None)
     rope = d.get("rope_parameters") or {}
     for p in [rope, *rope.values()]:
         if isinstance(p, dict):
-            p.pop("rope_theta", None)
+            p.pop(key, None)
     return d
 
 
-def test_default_theta_is_each_config_class_default():
-    """A config.json without rope_theta: each family's base is its config class's default
-    (Family.default_theta and the per-type bases), not 10000 — for every family record."""
+#: Position keys a config.json may leave out, whose value the config class then fills in.
+CLASS_DEFAULT_KEYS = ("rope_theta", "head_dim", "sliding_window", "qk_rope_head_dim",
+                      "qk_nope_head_dim")
+
+
+def _facts(specs):
+    return [(s.head_dim, s.rotary_dim, s.sliding_window, s.use_rope, s.rope_theta)
+            for s in specs]
+
+
+def _default_mismatches(keys=CLASS_DEFAULT_KEYS) -> dict:
+    """``{(model_type, key): (posenc on the dict without key, on the class's config)}``.
+
+    Each family's default config without ``key`` (a head width: with ``hidden_size``
+    doubled too, so a width the class fills in cannot pass for ``hidden_size //
+    num_attention_heads`` by coincidence), read as a dict and as the object its class
+    builds from that dict."""
     wrong = {}
     for mt, rec in sorted(H.FAMILIES.items()):
         if rec.refuse or mt not in CONFIG_MAPPING:
@@ -809,17 +827,34 @@ def test_default_theta_is_each_config_class_default():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                d = _without_theta(CONFIG_MAPPING[mt]().to_dict())
-                d.pop("model_type")
-                obj = CONFIG_MAPPING[mt](**copy.deepcopy(d))
+                base = CONFIG_MAPPING[mt]().to_dict()
         except Exception:  # noqa: BLE001 - a class that needs more than its defaults
             continue
-        d["model_type"] = mt
-        try:
-            got = [s.rope_theta for s in H.layer_specs(d)]
-        except ValueError:
-            continue  # posenc needs a key the default lacks (e.g. layer_types): refused
-        want = [s.rope_theta for s in H.layer_specs(obj)]
-        if got != want:
-            wrong[mt] = (sorted(set(got), key=str), sorted(set(want), key=str))
+        base.pop("model_type")
+        for key in keys:
+            if key not in base and key != "rope_theta":
+                continue
+            d = _without(base, key)
+            if key.endswith("head_dim") and isinstance(d.get("hidden_size"), int):
+                d["hidden_size"] *= 2
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    want = _facts(H.layer_specs(CONFIG_MAPPING[mt](**copy.deepcopy(d))))
+            except Exception:  # noqa: BLE001 - the class needs the key (or the old width)
+                continue
+            try:
+                got = _facts(H.layer_specs({**d, "model_type": mt}))
+            except ValueError as err:
+                got = [str(err)[:60]]
+            if got != want:
+                wrong[mt, key] = (got[0], want[0])
+    return wrong
+
+
+def test_keys_left_out_take_the_config_class_default():
+    """A config.json without rope_theta, head_dim, sliding_window or an MLA width is read
+    with its family's class default (Family.default_theta, Family.defaults, the per-type
+    bases), as transformers builds it — checked for every family record."""
+    wrong = _default_mismatches()
     assert not wrong, wrong

@@ -98,6 +98,10 @@ class Family:
             default), 10000 unless the class says otherwise; per-type bases are in
             :attr:`type_bases` (``tests/test_hf_config.py`` checks every record against its
             class).
+        defaults: ``((key, value), …)`` — position keys the config class fills in when a
+            config.json leaves them out (a ``head_dim`` of 128 where ``hidden_size //
+            num_attention_heads`` says otherwise, Mistral's ``sliding_window`` 4096); set on
+            the dict before anything else reads it (from :data:`_CLASS_DEFAULTS`).
         translate: a named function ``(config dict) -> None`` that renames legacy keys the
             way the family's config class does in its constructor (MiniMax-M2's
             ``rotary_dim`` becomes ``partial_rotary_factor``; LFM2's ``full_attn_idxs``
@@ -150,6 +154,7 @@ class Family:
     nope_index_key: str | None = None
     attention_index_key: str | None = None
     default_theta: float = 10_000.0
+    defaults: tuple[tuple[str, object], ...] = ()
     translate: Callable[[dict], None] | None = None
     rope_rule: Callable[[dict, list, list], list] | None = None
     interleave_switch: tuple[str, bool] | None = None
@@ -240,6 +245,25 @@ def _neomme_rope_per_type(d: dict) -> None:
     d["rope_parameters"] = nested
 
 
+def _mistral4_mla_head(d: dict) -> None:
+    """``Mistral4Config.__post_init__``: ``head_dim = qk_nope_head_dim + qk_rope_head_dim``
+    (always), and ``partial_rotary_factor = qk_rope_head_dim / head_dim`` unless the RoPE
+    dict sets one: the rope slice is the trailing part of a whole head."""
+    nope, rope = d.get("qk_nope_head_dim", 64), d.get("qk_rope_head_dim", 64)
+    if isinstance(nope, int) and isinstance(rope, int):
+        d["head_dim"] = nope + rope
+        if d.get("partial_rotary_factor") is None:
+            d["partial_rotary_factor"] = rope / (nope + rope)
+
+
+def _head_dim_from_hidden(d: dict) -> None:
+    """``UnlimitedOcrTextConfig.__post_init__`` sets ``head_dim = hidden_size //
+    num_attention_heads`` whatever the file says."""
+    hidden, heads = d.get("hidden_size"), d.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        d["head_dim"] = hidden // heads
+
+
 def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
     """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
     false)."""
@@ -303,8 +327,7 @@ _HYBRID = frozenset({"hybrid"})
 #: rotates the rope slice in halves (``apply_rotary_pos_emb`` instead of ``…_interleave``).
 _MLA_SWITCH = replace(_MLA, interleave_switch=("rope_interleave", True))
 
-#: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
-FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
+_RECORDS: dict[str, Family] = {
     # --- Llama-like: every layer RoPE, half layout, whole head -------------------------
     # name: the config class's default_theta (rope_theta when a file gives none)
     **{name: Family(default_theta=theta) for name, theta in {
@@ -314,7 +337,7 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
         "flex_olmo": 5e5, "gemma": 1e4, "gpt_neox_japanese": 1e4, "granite": 1e4,
         "granite_docling_text": 1e4, "granitemoe": 1e4, "granitemoeshared": 1e4,
         "gte": 1.6e5, "hy_v3": 11_158_840.0, "hyperclovax": 1e4, "idefics": 1e4,
-        "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4, "minicpm3": 1e4,
+        "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4,
         "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
         "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4, "paddleocr_vl_text": 5e5,
         "persimmon": 1e4, "phi": 1e4, "phi3": 1e4, "phi4_multimodal": 1e4, "qwen2": 1e4,
@@ -328,6 +351,8 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "lfm2": Family(default_theta=1e6, nope_types=frozenset({"conv"}),
                    translate=_lfm2_full_attn_idxs),
     "minimax_m2": Family(default_theta=5e6, translate=_minimax_m2_rotary_dim),
+    # MiniCPM3Config sets head_dim = qk_rope_head_dim: the rotary module's head is the slice
+    "minicpm3": Family(head_dim_key="qk_rope_head_dim"),
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (
         "granite_swa", "granitemoe_swa", "laguna", "mellum", "mimo_v2_flash",
@@ -421,7 +446,7 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
                          ("mamba", "linear_attention")))),
     "zaya": Family(attention_types=_HYBRID, layer_pattern="listed"),
     "unlimited_ocr_text": Family(attention_types=frozenset({"reference_sliding_attention"}),
-                                 layer_pattern="listed"),
+                                 layer_pattern="listed", translate=_head_dim_from_hidden),
     # --- interleaved pairs -----------------------------------------------------------------
     "cohere": replace(_INTERLEAVED, default_theta=5e5),
     "ernie4_5": replace(_INTERLEAVED, default_theta=5e5),
@@ -467,7 +492,8 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "ministral3": Family(query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT),
     "mistral4": Family(layout="interleaved", channels="trailing",
                        query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT,
-                       interleave_switch=("rope_interleave", True)),
+                       interleave_switch=("rope_interleave", True),
+                       translate=_mistral4_mla_head),
     # --- refused ---------------------------------------------------------------------------
     "nanochat": Family(refuse="its rotate_half flips the signs (x2, -x1), so it rotates by "
                               "-theta; posenc rotates by +theta as RoFormer and Llama do"),
@@ -501,6 +527,58 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "jetmoe": Family(refuse="its attention cannot run on the meta device, so the sweep "
                             "cannot observe it and posenc has not checked it against "
                             "transformers"),
+}
+
+#: The config classes' defaults for position keys a config.json may leave out, where they
+#: are not what posenc would otherwise derive (``hidden_size // num_attention_heads``, no
+#: window): ``model_type -> ((key, value), …)``, merged into each record's
+#: :attr:`Family.defaults`. Read from each class's dataclass field (transformers 5.24);
+#: ``tests/test_hf_config.py`` checks every record against its class, key by key.
+_CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
+    **{mt: (("qk_nope_head_dim", 128), ("qk_rope_head_dim", 64)) for mt in (
+        "axk1", "bailing_hybrid", "deepseek_v2", "deepseek_v3", "deepseek_v32", "youtu")},
+    **{mt: (("qk_nope_head_dim", 192), ("qk_rope_head_dim", 64)) for mt in (
+        "glm4_moe_lite", "glm_moe_dsa")},
+    "axk2": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 32)),
+    "mistral_large4_text": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 64)),
+    "minicpm3": (("qk_rope_head_dim", 32),),
+    **{mt: (("head_dim", 128),) for mt in (
+        "cosmos3_edge_text", "ernie4_5", "glm", "glm4", "helium", "hy_v3", "laguna",
+        "llama4_text", "mellum", "minimax_m2", "minimax_m3_vl_text", "ministral3",
+        "molmo2_text", "paddleocr_vl_text", "qwen3", "qwen3_vl_text", "seed_oss",
+        "solar_open", "step3p5", "zaya")},
+    **{mt: (("head_dim", 256),) for mt in (
+        "gemma", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")},
+    "timesfm2_5": (("head_dim", 80),),
+    **{mt: (("sliding_window", 4096),) for mt in (
+        "cohere2", "exaone4", "exaone_moe", "ministral", "mistral", "olmo3",
+        "voxtral_realtime_text")},
+    **{mt: (("sliding_window", 128),) for mt in (
+        "granite_swa", "granitemoe_swa", "ultrabert", "unlimited_ocr_text")},
+    "afmoe": (("head_dim", 128), ("sliding_window", 1024)),
+    "cohere2_moe": (("head_dim", 128), ("sliding_window", 4096)),
+    "cwm": (("head_dim", 128), ("sliding_window", 8192)),
+    "flint": (("head_dim", 128), ("sliding_window", 513)),
+    "gemma2": (("head_dim", 256), ("sliding_window", 4096)),
+    "gemma3_text": (("head_dim", 256), ("sliding_window", 4096)),
+    "gemma3n_text": (("head_dim", 256), ("sliding_window", 512)),
+    "gemma4_text": (("head_dim", 256), ("sliding_window", 512)),
+    "gemma4_unified_text": (("head_dim", 256), ("sliding_window", 1024)),
+    "gpt_oss": (("head_dim", 64), ("sliding_window", 128)),
+    "kolibri1": (("head_dim", 128), ("sliding_window", 513)),
+    "lara_mini": (("head_dim", 128), ("sliding_window", 512)),
+    "lfm3": (("head_dim", 128), ("sliding_window", 256)),
+    "mimo_v2_flash": (("head_dim", 192), ("sliding_window", 129)),
+    "muse_glimmer_text": (("head_dim", 128), ("sliding_window", 2048)),
+    "muse_spark_text": (("head_dim", 64), ("sliding_window", 2048)),
+    "neomme": (("head_dim", 64), ("sliding_window", 256)),
+    "vaultgemma": (("head_dim", 256), ("sliding_window", 4096)),
+}
+
+#: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
+FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
+    mt: replace(rec, defaults=_CLASS_DEFAULTS[mt]) if mt in _CLASS_DEFAULTS else rec
+    for mt, rec in _RECORDS.items()
 })
 
 _CANNOT_RUN = ("transformers 5.24 cannot run its default config ({}), so no check has "

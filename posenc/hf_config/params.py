@@ -85,6 +85,9 @@ def _as_dict(config) -> dict:
         for key, alias in (rec.aliases if rec else ()):  # GPT-J's n_layer, n_head, ...
             if d.get(key) is None and d.get(alias) is not None:
                 d[key] = d[alias]
+        for key, value in (rec.defaults if rec else ()):  # the class's own defaults
+            if key not in d:
+                d[key] = value
         if rec is not None and rec.translate is not None:
             rec.translate(d)  # the config class's own renaming of legacy keys
         return d
