@@ -858,3 +858,26 @@ def test_keys_left_out_take_the_config_class_default():
     bases), as transformers builds it — checked for every family record."""
     wrong = _default_mismatches()
     assert not wrong, wrong
+
+
+def test_hf_config_modules_import_without_a_cycle():
+    """The shared helpers (config dict, layer patterns) sit below both readers: params
+    never imports layers, and neither helper imports params or layers (issue 29)."""
+    import ast
+    from pathlib import Path
+
+    import posenc.hf_config as package
+    from posenc.hf_config import params
+
+    root = Path(package.__file__).parent
+
+    def imports(name):
+        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        return {node.module for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+
+    assert "layers" not in imports("params")
+    for helper in ("_config", "_patterns", "families"):
+        assert not imports(helper) & {"params", "layers"}, helper
+    # one reader and one builder per rope type
+    assert set(params._READERS) == set(params._BUILDERS) == set(S.ROPE_TYPES)

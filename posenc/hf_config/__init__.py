@@ -14,6 +14,12 @@ a ``config.json`` goes in; what ``transformers`` 5.24 does with positions comes 
 * :data:`FAMILIES` — the registry of family rules keyed by ``model_type``
   (:mod:`.families`); an unknown ``model_type`` is refused by name.
 
+Module layout (no import cycle): :mod:`.families` holds the records; ``_config`` turns a
+config object or ``config.json`` into the dict every reader reads (aliases, class defaults,
+the record's legacy-key translation); ``_patterns`` derives the layer types and which
+layers rotate; :mod:`.params` reads RoPE settings through one reader and one builder per
+``rope_type``; :mod:`.layers` combines them per layer; :mod:`.atlas` summarises them.
+
 Shape notation: ``d`` = ``head_dim``, ``r`` = ``rotary_dim``; ``inv_freq`` is ``(r/2,)``
 (``(d/2,)`` for ``proportional``), radians per position.
 
@@ -21,8 +27,9 @@ What the RoPE reader applies, in ``transformers``' order of precedence:
 
 * the RoPE dict: ``rope_scaling`` (older configs) if non-empty, else ``rope_parameters``;
   it may be nested per layer type (``{"sliding_attention": {...}, "full_attention": {...}}``);
-  ``rope_type`` or its old name ``type`` (``"su"``, and ``"yarn"`` in Phi-3 configs, mean
-  ``"longrope"``; ``"mrope"`` means the default 1-D frequencies);
+  ``rope_type`` or its old name ``type``, with the family's legacy names (``"su"`` and
+  ``"yarn"`` mean ``"longrope"`` in Phi-3 configs; ``"mrope"`` means the default 1-D
+  frequencies in Qwen2-VL's);
 * ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
   then the config class's default (``Family.default_theta``), or the family's per-type
   base keys (Gemma 3, Gemma 3n, ModernBERT);

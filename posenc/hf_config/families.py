@@ -19,8 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import NamedTuple
 
-__all__ = ["ATTENTION_TYPES", "FAMILIES", "Family", "LEGACY_LAYER_TYPES", "UNVERIFIED", "family"]
+__all__ = [
+    "ATTENTION_TYPES", "FAMILIES", "LEGACY_LAYER_TYPES", "UNVERIFIED", "AllLayers",
+    "BlockTypes", "Every", "Family", "NopeFlags", "TypeBase", "TypeHeadDim", "family",
+]
 
 #: Layer types whose attention rotates q and k (unless a family rule says otherwise).
 ATTENTION_TYPES = frozenset({"full_attention", "sliding_attention", "chunked_attention"})
@@ -34,6 +38,58 @@ LEGACY_LAYER_TYPES = MappingProxyType({
     "deepseek_sparse_attention": "indexed_attention",
     "qwen_sparse_attention": "indexed_attention",
 })
+
+
+class Every(NamedTuple):
+    """A layer pattern by period: layer ``i`` is ``"full_attention"`` iff
+    ``(i + 1 + offset) % every == 0``, else ``other``; ``every`` is ``config[key]`` (``None``:
+    always ``default``), or, when that value is a string such as EXAONE's ``"LLLG"``, the
+    pattern spelt out (``G`` global)."""
+
+    key: str | None
+    default: int
+    offset: int = 0
+    other: str = "sliding_attention"
+
+
+class AllLayers(NamedTuple):
+    """Every layer has one type (Falcon-H1's ``"hybrid"``)."""
+
+    layer_type: str
+
+
+class NopeFlags(NamedTuple):
+    """Per-layer RoPE flags: ``config[key][i] == 0`` marks a layer without RoPE; without
+    the list, every ``config[interval_key]``-th layer (default ``default_interval``)."""
+
+    key: str
+    interval_key: str
+    default_interval: int
+
+
+class TypeBase(NamedTuple):
+    """A per-type ``rope_theta`` read from its own key (``default`` when the key is absent)."""
+
+    layer_type: str
+    key: str
+    default: float
+
+
+class TypeHeadDim(NamedTuple):
+    """A per-type head width read from its own key (Gemma 4's ``global_head_dim``)."""
+
+    layer_type: str
+    key: str
+    default: int
+
+
+class BlockTypes(NamedTuple):
+    """Blocks listed under another key, each mapped to a layer type (``(block, type)``
+    pairs); the list repeats when it is shorter than the layer count (RecurrentGemma)."""
+
+    key: str
+    mapping: tuple[tuple[str, str], ...]
+
 
 
 @dataclass(frozen=True)
@@ -55,27 +111,27 @@ class Family:
         layer_pattern: how ``layer_types`` is derived when a config has none — ``None``
             (every layer ``"full_attention"``, or ``"sliding_attention"`` if the config has
             a ``sliding_window`` and ``use_sliding_window`` is not false);
-            ``("every", key, default, offset, other)``: layer ``i`` is full iff
-            ``(i + 1 + offset) % config[key] == 0`` (``key`` may be ``None`` for a fixed
-            ``default``), else ``other``; ``("all", layer_type)``: every layer has that
-            type (Falcon-H1's ``"hybrid"``); or ``"listed"``: the family's pattern is not
-            encoded here, so a config without ``layer_types`` is refused by name.
+            :class:`Every` (a period read from a key: layer ``i`` is full iff
+            ``(i + 1 + offset) % config[key] == 0``, else ``other``); :class:`AllLayers`
+            (every layer one type: Falcon-H1's ``"hybrid"``); or ``"listed"``: the
+            family's pattern is not encoded here, so a config without ``layer_types`` is
+            refused by name.
         last_layer_full: the config class forces the last layer to ``"full_attention"``
             (Gemma 4).
-        nope_flags: ``(key, interval_key, default_interval)`` — ``config[key][i] == 0``
-            marks a layer **without** RoPE (SmolLM3, Llama 4: 1 = uses RoPE); without the
+        nope_flags: :class:`NopeFlags` — ``config[key][i] == 0`` marks a layer
+            **without** RoPE (SmolLM3, Llama 4: 1 = uses RoPE); without the
             list, every ``interval``-th layer is NoPE.
         nope_types: layer types that carry no RoPE (Cohere 2's and EXAONE 4's global
             layers; linear-attention and state-space layers of hybrids).
-        block_types_key: ``(key, mapping)`` for hybrids that list blocks under another key
+        block_types_key: :class:`BlockTypes` for hybrids that list blocks under another key
             (``layers_block_type``): each entry is mapped to a layer type.
         flat_rope_types: for a flat (not per-type) RoPE dict, the layer types it applies to;
             the other types get the default rope with the same ``rope_theta`` (OLMo 3
             scales full-attention layers only). ``None``: every type.
-        type_bases: ``{layer_type: (key, default)}`` — a per-type ``rope_theta`` read from
-            its own config key (Gemma 3's ``rope_local_base_freq``, ModernBERT's
+        type_bases: :class:`TypeBase` entries — a per-type ``rope_theta`` read from its
+            own config key (Gemma 3's ``rope_local_base_freq``, ModernBERT's
             ``local_rope_theta`` / ``global_rope_theta``).
-        type_head_dim: ``{layer_type: (key, default)}`` — a per-type head width (Gemma 4's
+        type_head_dim: :class:`TypeHeadDim` entries — a per-type head width (Gemma 4's
             ``global_head_dim``).
         window_offset: added to ``config.sliding_window`` to give the keys a query sees,
             itself included (bidirectional encoders that see ``w`` on each side: ``+1``).
@@ -98,6 +154,9 @@ class Family:
             default), 10000 unless the class says otherwise; per-type bases are in
             :attr:`type_bases` (``tests/test_hf_config.py`` checks every record against its
             class).
+        rope_type_aliases: ``((old, new), …)`` — legacy ``rope_type`` names the config
+            class renames (Phi-3's ``"su"`` and ``"yarn"`` mean ``"longrope"``; Qwen2-VL's
+            ``"mrope"`` means ``"default"``); elsewhere such a name is refused as unknown.
         defaults: ``((key, value), …)`` — position keys the config class fills in when a
             config.json leaves them out (a ``head_dim`` of 128 where ``hidden_size //
             num_attention_heads`` says otherwise, Mistral's ``sliding_window`` 4096); set on
@@ -138,14 +197,14 @@ class Family:
     partial_rotary_factor: float | None = None
     head_dim_key: str | None = None
     full_head_dim: tuple[str, str] | None = None
-    layer_pattern: tuple | None = None
+    layer_pattern: Every | AllLayers | str | None = None
     last_layer_full: bool = False
-    nope_flags: tuple[str, str, int] | None = None
+    nope_flags: NopeFlags | None = None
     nope_types: frozenset[str] = frozenset()
-    block_types_key: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    block_types_key: BlockTypes | None = None
     flat_rope_types: frozenset[str] | None = None
-    type_bases: tuple[tuple[str, str, float], ...] = ()
-    type_head_dim: tuple[tuple[str, str, int], ...] = ()
+    type_bases: tuple[TypeBase, ...] = ()
+    type_head_dim: tuple[TypeHeadDim, ...] = ()
     window_offset: int = 0
     window_divisor: int = 1
     window_key: str | None = "sliding_window"
@@ -154,6 +213,7 @@ class Family:
     nope_index_key: str | None = None
     attention_index_key: str | None = None
     default_theta: float = 10_000.0
+    rope_type_aliases: tuple[tuple[str, str], ...] = ()
     defaults: tuple[tuple[str, object], ...] = ()
     translate: Callable[[dict], None] | None = None
     rope_rule: Callable[[dict, list, list], list] | None = None
@@ -264,6 +324,24 @@ def _head_dim_from_hidden(d: dict) -> None:
         d["head_dim"] = hidden // heads
 
 
+def _llama4_layer_types(d: dict) -> None:
+    """``Llama4TextConfig.__post_init__``: without ``layer_types``, a layer that rotates
+    (``no_rope_layers[i]``, default every 4th layer without) is ``"chunked_attention"``
+    when ``attention_chunk_size`` is set (default 8192), the others ``"full_attention"``."""
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is not None or not isinstance(n, int) or isinstance(n, bool):
+        return
+    flags = d.get("no_rope_layers")
+    if not flags:
+        every = d.get("no_rope_layer_interval") or 4
+        if not isinstance(every, int) or every < 1:
+            return  # left to the NoPE reader, which names the key
+        flags = [int((i + 1) % every != 0) for i in range(n)]
+    chunked = d.get("attention_chunk_size", 8192) is not None
+    d["layer_types"] = ["chunked_attention" if f and chunked else "full_attention"
+                        for f in flags]
+
+
 def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
     """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
     false)."""
@@ -306,12 +384,12 @@ def _cohere2_moe_rope(d: dict, types: list, flags: list) -> list:
 _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
-_GEMMA3 = Family(layer_pattern=("every", "sliding_window_pattern", 6, 0, "sliding_attention"),
+_GEMMA3 = Family(layer_pattern=Every("sliding_window_pattern", 6, 0, "sliding_attention"),
                  flat_rope_types=frozenset({"full_attention"}),
-                 type_bases=(("sliding_attention", "rope_local_base_freq", 10_000.0),
-                             ("full_attention", "rope_theta", 1_000_000.0)))
+                 type_bases=(TypeBase("sliding_attention", "rope_local_base_freq", 10_000.0),
+                              TypeBase("full_attention", "rope_theta", 1_000_000.0)))
 _SLIDING_NOPE_GLOBAL = Family(
-    layer_pattern=("every", "sliding_window_pattern", 4, 0, "sliding_attention"),
+    layer_pattern=Every("sliding_window_pattern", 4, 0, "sliding_attention"),
     nope_types=frozenset({"full_attention"}), rope_rule=_global_rope_without_window)
 _LINEAR = frozenset({"linear_attention"})
 _MAX_POS_IN_DICT = (("max_position_embeddings",
@@ -340,14 +418,19 @@ _RECORDS: dict[str, Family] = {
         "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4,
         "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
         "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4, "paddleocr_vl_text": 5e5,
-        "persimmon": 1e4, "phi": 1e4, "phi3": 1e4, "phi4_multimodal": 1e4, "qwen2": 1e4,
-        "qwen2_5_omni_text": 1e6, "qwen2_5_vl_text": 1e6, "qwen2_moe": 1e4,
-        "qwen2_vl_text": 1e6, "qwen3": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
+        "persimmon": 1e4, "phi": 1e4, "qwen2": 1e4, "qwen2_5_omni_text": 1e6,
+        "qwen2_moe": 1e4, "qwen3": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
         "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6, "stablelm": 1e4,
         "starcoder2": 1e4, "step3p5": 1e4, "timesfm2_5": 1e4,
         "voxtral_realtime_text": 1e4,
     }.items()},
-    "falcon_h1": Family(layer_pattern=("all", "hybrid"), attention_types=_HYBRID),
+    # Phi3Config / Phi4MultimodalConfig rename the first releases' "su" and "yarn"
+    **{name: Family(rope_type_aliases=(("su", "longrope"), ("yarn", "longrope")))
+       for name in ("phi3", "phi4_multimodal")},
+    # Qwen2-VL's text config reads its old "mrope" type as the default 1-D frequencies
+    **{name: Family(default_theta=1e6, rope_type_aliases=(("mrope", "default"),))
+       for name in ("qwen2_vl_text", "qwen2_5_vl_text")},
+    "falcon_h1": Family(layer_pattern=AllLayers("hybrid"), attention_types=_HYBRID),
     "lfm2": Family(default_theta=1e6, nope_types=frozenset({"conv"}),
                    translate=_lfm2_full_attn_idxs),
     "minimax_m2": Family(default_theta=5e6, translate=_minimax_m2_rotary_dim),
@@ -361,71 +444,72 @@ _RECORDS: dict[str, Family] = {
     "cwm": Family(layer_pattern="listed", default_theta=1e6),
     "gemma3n_text": replace(_GEMMA3, layer_pattern="listed"),
     "modernbert-decoder": Family(
-        layer_pattern=("every", "global_attn_every_n_layers", 3, -1, "sliding_attention"),
+        layer_pattern=Every("global_attn_every_n_layers", 3, -1, "sliding_attention"),
         window_key="local_attention", window_divisor=2,
-        type_bases=(("sliding_attention", "local_rope_theta", 10_000.0),
-                    ("full_attention", "global_rope_theta", 160_000.0))),
-    "gemma2": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
+        type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
+                     TypeBase("full_attention", "global_rope_theta", 160_000.0))),
+    "gemma2": Family(layer_pattern=Every(None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
-    **{name: Family(layer_pattern=("every", None, 6, 0, "sliding_attention"),
+    **{name: Family(layer_pattern=Every(None, 6, 0, "sliding_attention"),
                     last_layer_full=True,
-                    type_head_dim=(("full_attention", "global_head_dim", 512),))
+                    type_head_dim=(TypeHeadDim("full_attention", "global_head_dim", 512),))
        for name in ("gemma4_text", "gemma4_unified_text")},
-    "gpt_oss": Family(layer_pattern=("every", None, 2, 0, "sliding_attention"),
+    "gpt_oss": Family(layer_pattern=Every(None, 2, 0, "sliding_attention"),
                       default_theta=150_000.0),
-    "olmo3": Family(layer_pattern=("every", None, 4, 0, "sliding_attention"),
+    "olmo3": Family(layer_pattern=Every(None, 4, 0, "sliding_attention"),
                     flat_rope_types=_NOPE_FULL, default_theta=5e5),
-    "modernbert": Family(layer_pattern=("every", "global_attn_every_n_layers", 3, -1,
+    "modernbert": Family(layer_pattern=Every("global_attn_every_n_layers", 3, -1,
                                         "sliding_attention"), window_key="local_attention",
                          window_divisor=2, window_offset=1,
-                         type_bases=(("sliding_attention", "local_rope_theta", 10_000.0),
-                                     ("full_attention", "global_rope_theta", 160_000.0))),
+                         type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
+                                      TypeBase("full_attention", "global_rope_theta", 160_000.0))),
     "ultrabert": Family(layer_pattern="listed", window_offset=1),
     "neomme": Family(layer_pattern="listed", window_offset=1, translate=_neomme_rope_per_type),
     "moshi": Family(window_key=None,
                     note="config.sliding_window is stored on the attention module but the "
                          "attention function receives None (eager and masks: causal)"),
     # --- NoPE layers ---------------------------------------------------------------------
-    "smollm3": Family(nope_flags=("no_rope_layers", "no_rope_layer_interval", 4),
+    "smollm3": Family(nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4),
                       default_theta=2e6),
     "cohere2": Family(layout="interleaved", nope_types=_NOPE_FULL,
-                      layer_pattern=("every", "sliding_window_pattern", 4, 0,
+                      layer_pattern=Every("sliding_window_pattern", 4, 0,
                                      "sliding_attention"), rope_rule=_rope_only_with_window),
     "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed",
                           translate=_cohere2_moe_prefix, rope_rule=_cohere2_moe_rope),
     "exaone4": _SLIDING_NOPE_GLOBAL,
     "exaone_moe": _SLIDING_NOPE_GLOBAL,
     "afmoe": Family(nope_types=_NOPE_FULL,
-                    layer_pattern=("every", "global_attn_every_n_layers", 4, 0,
+                    layer_pattern=Every("global_attn_every_n_layers", 4, 0,
                                    "sliding_attention")),
     "flint": Family(nope_types=_NOPE_FULL, layer_pattern="listed",
                     rope_rule=_rope_only_with_window),
     "kolibri1": Family(nope_types=_NOPE_FULL,
-                       layer_pattern=("every", None, 5, 0, "sliding_attention"),
+                       layer_pattern=Every(None, 5, 0, "sliding_attention"),
                        rope_rule=_global_rope_without_window),
     "mllama_text_model": Family(nope_index_key="cross_attention_layers", default_theta=5e5),
     "llama4_text": Family(layout="interleaved",
-                          nope_flags=("no_rope_layers", "no_rope_layer_interval", 4),
-                          query_temperature=True, default_theta=5e5),
+                          nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4),
+                          query_temperature=True, default_theta=5e5,
+                          translate=_llama4_layer_types),
     # --- linear-attention / SSM hybrids (no positions in those blocks) ------------------
     "qwen3_next": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
-                         layer_pattern=("every", "full_attention_interval", 4, 0,
+                         layer_pattern=Every("full_attention_interval", 4, 0,
                                         "linear_attention")),
     "qwen3_5_text": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
-                           layer_pattern=("every", "full_attention_interval", 4, 0,
+                           layer_pattern=Every("full_attention_interval", 4, 0,
                                           "linear_attention")),
     "qwen3_5_moe_text": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
-                               layer_pattern=("every", "full_attention_interval", 4, 0,
+                               layer_pattern=Every("full_attention_interval", 4, 0,
                                               "linear_attention")),
     "bailing_hybrid": Family(layout="interleaved", channels="trailing",
                              head_dim_key="qk_rope_head_dim",
                              full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
                              nope_types=_LINEAR, default_theta=6e6,  # its rope_theta field
-                             layer_pattern=("every", "layer_group_size", 6, 0,
+                             layer_pattern=Every("layer_group_size", 6, 0,
                                             "linear_attention")),
     "olmo_hybrid": Family(nope_types=_LINEAR,
-                          layer_pattern=("every", None, 4, 0, "linear_attention")),
-    "minimax": Family(nope_types=_LINEAR, layer_pattern=("every", None, 2, 1,
+                          layer_pattern=Every(None, 4, 0, "linear_attention")),
+    "minimax": Family(nope_types=_LINEAR, layer_pattern=Every(None, 2, 1,
                                                          "linear_attention"),
                       default_theta=1e6),
     "lara_mini": Family(nope_types=_LINEAR, layer_pattern="listed"),
@@ -436,12 +520,13 @@ _RECORDS: dict[str, Family] = {
                                rope_rule=_rope_if_embedding_type_rope),
     "recurrent_gemma": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
                               window_key="attention_window_size",
-                              block_types_key=("block_types", (
+                              block_types_key=BlockTypes("block_types", (
                                   ("recurrent", "linear_attention"),
                                   ("attention", "sliding_attention")))),
     "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed", default_theta=1e6),
+    # Zamba2Config renames a "mamba" block to "linear_attention"
     "zamba2": Family(nope_types=_LINEAR, attention_types=_HYBRID, rope_rule=_zamba2_mem_rope,
-                     block_types_key=("layers_block_type", (  # Zamba2Config renames "mamba"
+                     block_types_key=BlockTypes("layers_block_type", (
                          ("linear_attention", "linear_attention"), ("hybrid", "hybrid"),
                          ("mamba", "linear_attention")))),
     "zaya": Family(attention_types=_HYBRID, layer_pattern="listed"),
@@ -474,7 +559,7 @@ _RECORDS: dict[str, Family] = {
         layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
         full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
         attention_types=frozenset({"indexed_attention"}), layer_pattern="listed",
-        nope_flags=("no_rope_layers", "no_rope_layer_interval", 4)),
+        nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4)),
     # --- partial rotation ----------------------------------------------------------------
     "gpt_neox": Family(partial_rotary_factor=0.25),
     "ministral": Family(),

@@ -16,9 +16,10 @@ from typing import NamedTuple
 import torch
 
 from .. import rope
-from .._checks import check_int
-from .families import ATTENTION_TYPES, LEGACY_LAYER_TYPES, Family, family
-from .params import _as_dict, _full_head_dim, _per_type, rope_from_config, rope_parameters
+from ._config import _as_dict, _model_type
+from ._patterns import _layer_types, _rope_flags
+from .families import Family, family
+from .params import _full_head_dim, _per_type, rope_from_config, rope_parameters
 
 __all__ = ["LayerSpec", "apply_layer_rope", "layer_specs", "layer_types"]
 
@@ -66,24 +67,6 @@ class LayerSpec(NamedTuple):
     ignored: tuple[tuple[str, str], ...] = ()
 
 
-def _model_type(d: dict) -> str:
-    mt = d.get("model_type")
-    if not isinstance(mt, str) or not mt:
-        raise ValueError("config has no 'model_type'; posenc reads a family by its model_type")
-    return mt
-
-
-def _every(d: dict, n: int, rule: tuple) -> list[str]:
-    _, key, default, offset, other = rule
-    every = d.get(key, default) if key else default
-    if every is None:
-        every = default
-    if isinstance(every, str):  # EXAONE's "LLLG": L local (sliding), G global
-        return ["full_attention" if every[i % len(every)] == "G" else other for i in range(n)]
-    every = check_int(f"config[{key!r}]" if key else "layer pattern", every, minimum=1)
-    return ["full_attention" if (i + 1 + offset) % every == 0 else other for i in range(n)]
-
-
 def layer_types(config) -> list[str]:
     """The layer type of every decoder layer, as the family's config class derives it.
 
@@ -98,75 +81,6 @@ def layer_types(config) -> list[str]:
     """
     d = _as_dict(config)
     return _layer_types(d, family(_model_type(d)))
-
-
-def _layer_types(d: dict, fam: Family) -> list[str]:
-    if d.get("num_hidden_layers") is None:
-        raise ValueError("config['num_hidden_layers'] is required to list the layers")
-    n = check_int("config['num_hidden_layers']", d["num_hidden_layers"], minimum=1)
-    if d.get("layer_types"):
-        # old names ("mamba", "attention") renamed as every transformers config does
-        types = [LEGACY_LAYER_TYPES.get(t, t) for t in d["layer_types"]]
-    elif fam.attention_index_key:
-        attn = set(d.get(fam.attention_index_key) or ())
-        types = ["full_attention" if i in attn else "linear_attention" for i in range(n)]
-    elif fam.block_types_key and d.get(fam.block_types_key[0]):
-        key, mapping = fam.block_types_key
-        table = dict(mapping)
-        blocks = list(d[key])
-        types = []
-        for i in range(n):
-            block = blocks[i % len(blocks)]  # RecurrentGemma repeats its block pattern
-            if block not in table:
-                raise ValueError(f"config[{key!r}][{i}] = {block!r} is not one of {sorted(table)}")
-            types.append(table[block])
-    elif fam.layer_pattern == "listed":
-        raise ValueError(
-            f"config of model_type {d['model_type']!r} has no 'layer_types'; posenc does not "
-            "encode this family's default layer pattern, so it needs the list"
-        )
-    elif fam.layer_pattern is not None and fam.layer_pattern[0] == "all":
-        types = [fam.layer_pattern[1]] * n
-    elif fam.layer_pattern is not None:
-        types = _every(d, n, fam.layer_pattern)
-    elif fam.window_key and d.get(fam.window_key) is not None \
-            and d.get("use_sliding_window", True):
-        types = ["sliding_attention"] * n
-    else:
-        types = ["full_attention"] * n
-    if len(types) < n:
-        raise ValueError(f"config['layer_types'] has {len(types)} entries for {n} layers")
-    types = types[:n]
-    if fam.last_layer_full and not d.get("layer_types"):
-        types[-1] = "full_attention"
-    return types
-
-
-def _rope_flags(d: dict, fam: Family, types: list[str]) -> list[bool]:
-    n = len(types)
-    flags = [t not in fam.nope_types for t in types]
-    if fam.nope_index_key:
-        off = set(d.get(fam.nope_index_key) or ())
-        flags = [f and i not in off for i, f in enumerate(flags)]
-    if fam.nope_flags is not None:
-        key, interval_key, default = fam.nope_flags
-        listed = d.get(key)
-        if not listed:
-            every = check_int(f"config[{interval_key!r}]", d.get(interval_key) or default,
-                              minimum=1)
-            listed = [int((i + 1) % every != 0) for i in range(n)]
-        if len(listed) < n:
-            raise ValueError(f"config[{key!r}] has {len(listed)} entries for {n} layers")
-        flags = [f and bool(x) for f, x in zip(flags, listed[:n], strict=True)]
-    if fam.rope_rule is not None:  # a family's own switch (see the record's function)
-        flags = list(fam.rope_rule(d, types, flags))
-    for i, (t, f) in enumerate(zip(types, flags, strict=True)):
-        if f and t not in ATTENTION_TYPES | fam.attention_types:
-            raise ValueError(
-                f"layer {i} has layer type {t!r}, which posenc's record for "
-                f"{d['model_type']!r} does not know: it cannot tell whether it uses RoPE"
-            )
-    return flags
 
 
 def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> list[LayerSpec]:
@@ -204,10 +118,6 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
     temperature = None
     if fam.query_temperature and d.get("attn_temperature_tuning", True):
         temperature = (int(d.get("floor_scale", 8192)), float(d.get("attn_scale", 0.1)))
-    if fam.nope_flags and fam.query_temperature and not d.get("layer_types") \
-            and d.get("attention_chunk_size", 8192) is not None:
-        # Llama4TextConfig: RoPE layers attend within chunks, NoPE layers globally
-        types = ["chunked_attention" if f else "full_attention" for f in flags]
     _, _, nested = _per_type(d)
     layout = fam.layout
     if fam.interleave_switch is not None and not d.get(*fam.interleave_switch):
