@@ -881,3 +881,19 @@ def test_hf_config_modules_import_without_a_cycle():
         assert not imports(helper) & {"params", "layers"}, helper
     # one reader and one builder per rope type
     assert set(params._READERS) == set(params._BUILDERS) == set(S.ROPE_TYPES)
+
+
+def test_legacy_rope_type_names_only_where_the_class_renames_them():
+    """Phi3Config and Phi4MultimodalConfig rename "su" and "yarn" to "longrope" (the other
+    classes do not: "su" is an unknown type there); Qwen2VLTextConfig renames "mrope"."""
+    phi4 = dict(PHI3_128K, model_type="phi4_multimodal")
+    phi4["rope_scaling"] = dict(PHI3_128K["rope_scaling"], type="yarn")
+    assert H.rope_parameters(phi4)["rope_type"] == "longrope"
+    assert hf_config(phi4).rope_parameters["rope_type"] == "longrope"
+    with pytest.raises(ValueError, match=r"rope_type'\] must be one of"):
+        H.rope_parameters(dict(LLAMA31_8B, rope_scaling={"type": "su", "factor": 2.0}))
+    qwen_vl = {"model_type": "qwen2_vl_text", "hidden_size": 3584, "num_attention_heads": 28,
+               "num_hidden_layers": 2, "rope_theta": 1e6,
+               "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+    assert H.rope_parameters(qwen_vl)["rope_type"] == "default"
+    assert hf_config(qwen_vl).rope_parameters["rope_type"] == "default"
