@@ -897,3 +897,81 @@ def test_legacy_rope_type_names_only_where_the_class_renames_them():
                "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
     assert H.rope_parameters(qwen_vl)["rope_type"] == "default"
     assert hf_config(qwen_vl).rope_parameters["rope_type"] == "default"
+
+
+# --------------------------------------------------------------------------- model decides
+# Families whose *model* (not the attention) decides per layer: Granite-SWA builds one
+# rotary module per layer_rope_theta and hands NoPE layers (theta 0) nothing; Muse hands
+# nothing to its layer_rope_theta == 0 layers. The family sweep runs each attention with
+# the rotary module's tables and so cannot see that decision; these tests run the base
+# model itself on the meta device, record what it hands every decoder layer, and rebuild
+# the rotary module that made it on the CPU (tests/test_hf_sweep.py: CHECKED_ELSEWHERE).
+
+
+def model_level_positions(cfg) -> list:
+    """Per decoder layer of ``cfg``'s base model: ``(inv_freq, attention_scaling,
+    window)`` of the rotary module whose output the model passes the layer, or
+    ``(None, None, window)`` when it passes none."""
+    import hf_sweep
+
+    cfg = copy.deepcopy(cfg)
+    cfg._attn_implementation = "eager"
+    cls = hf_sweep._base_model_class(cfg, hf_sweep._modeling(cfg.model_type))
+    with torch.device("meta"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = cls(hf_sweep._slim(cfg))
+    made, seen = {}, {}
+    for mod in model.modules():
+        if type(mod).__name__.endswith("RotaryEmbedding"):
+            mod.register_forward_hook(lambda m, args, out: made.__setitem__(id(out), m))
+    layers = max((m for m in model.modules() if isinstance(m, torch.nn.ModuleList)), key=len)
+    for i, layer in enumerate(layers):
+        def record(hidden_states, *args, __i=i, **kwargs):
+            seen[__i] = kwargs.get("position_embeddings")
+            return hidden_states
+        layer.forward = record
+    with torch.no_grad():
+        model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"))
+    out = []
+    for i, layer in enumerate(layers):
+        att = next(c for _, c in layer.named_children() if hf_sweep._accepts_positions(c))
+        window = getattr(att, "sliding_window", None)
+        if seen[i] is None:
+            out.append((None, None, window))
+            continue
+        rotary = made[id(seen[i])]
+        rebuilt = type(rotary)(rotary.config)  # the same module, on the CPU
+        out.append((rebuilt.inv_freq, float(rebuilt.attention_scaling), window))
+    return out
+
+
+_THETAS = [1e4, 0, 5e5, 1e4, 0, 1e4, 5e5, 1e4]
+#: name -> (model_type, config keys): variants (no published file of these families is
+#: known to us) that move layer_rope_theta, and Muse's default without the list.
+MODEL_DECIDES = {
+    "granite-swa-layer-theta": ("granite_swa", {"layer_rope_theta": _THETAS}),
+    "granitemoe-swa-layer-theta": ("granitemoe_swa", {"layer_rope_theta": _THETAS}),
+    "muse-glimmer-default": ("muse_glimmer_text", {}),
+    "muse-spark-default": ("muse_spark_text", {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_DECIDES))
+def test_layer_rope_theta_families_match_the_model(name):
+    mt, keys = MODEL_DECIDES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cfg = CONFIG_MAPPING[mt](num_hidden_layers=8, **keys)
+    truth = model_level_positions(cfg)
+    assert any(inv is None for inv, _, _ in truth) and any(inv is not None for inv, _, _ in truth)
+    plain = cfg.to_dict()
+    if not keys:
+        plain.pop("layer_rope_theta")  # the class's own default pattern
+    for source in (cfg, plain):
+        specs = H.layer_specs(source)
+        assert [s.use_rope for s in specs] == [inv is not None for inv, _, _ in truth]
+        for spec, (inv, att, window) in zip(specs, truth, strict=True):
+            assert spec.sliding_window == window
+            if inv is not None:
+                assert max_rel_diff(spec.inv_freq, inv) <= ULPS4
+                assert spec.attention_factor == att

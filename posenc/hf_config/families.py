@@ -342,6 +342,51 @@ def _llama4_layer_types(d: dict) -> None:
                         for f in flags]
 
 
+def _layer_theta_per_layer(d: dict) -> None:
+    """``GraniteSWAModel`` (and Granite-MoE-SWA): ``layer_rope_theta[i]`` is layer ``i``'s
+    base — one rotary module per distinct non-zero base, built from ``rope_parameters``
+    with that ``rope_theta`` — and 0 means no positions (:func:`_nope_where_theta_zero`);
+    without the list every layer has the global base. Written as per-layer overrides of
+    the RoPE dict (``per_layer_config``)."""
+    thetas = d.get("layer_rope_theta")
+    if not isinstance(thetas, list):
+        return
+    key = "rope_scaling" if d.get("rope_scaling") else "rope_parameters"
+    base = d.get(key) or {}
+    if any(isinstance(v, dict) for v in base.values()):
+        raise ValueError("config['layer_rope_theta'] with a per-layer-type RoPE dict: posenc "
+                         "does not know which base such a layer gets")
+    per = {int(k): dict(v) for k, v in (d.get("per_layer_config") or {}).items()}
+    for i, theta in enumerate(thetas):
+        if theta:
+            per.setdefault(i, {})[key] = {**base, "rope_theta": theta}
+    d["per_layer_config"] = per
+
+
+def _nope_where_theta_zero(d: dict, types: list, flags: list, thetas=None) -> list:
+    """Granite-SWA: the model passes no position embeddings to a layer whose
+    ``layer_rope_theta`` is 0 (``GraniteSWAModel.forward``)."""
+    n = len(types)
+    thetas = d.get("layer_rope_theta") if thetas is None else thetas
+    if thetas is None:
+        return flags
+    if len(thetas) < n:
+        raise ValueError(f"config['layer_rope_theta'] has {len(thetas)} entries for {n} layers")
+    return [f and bool(t) for f, t in zip(flags, thetas[:n], strict=True)]
+
+
+def _muse_nope_layers(d: dict, types: list, flags: list) -> list:
+    """Muse Glimmer / Spark: the model passes no position embeddings to a layer whose
+    ``layer_rope_theta`` is 0 (``MuseGlimmerModel.forward``); without the list the config
+    class puts 0 on every 4th layer counting from the last (``MuseGlimmerConfig`` and
+    ``MuseSparkConfig.__post_init__``); a non-zero entry only switches RoPE on."""
+    n = len(types)
+    thetas = d.get("layer_rope_theta")
+    if thetas is None:
+        thetas = [0 if (n - 1 - i) % 4 == 0 else 1 for i in range(n)]
+    return _nope_where_theta_zero(d, types, flags, thetas)
+
+
 def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
     """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
     false)."""
@@ -438,9 +483,14 @@ _RECORDS: dict[str, Family] = {
     "minicpm3": Family(head_dim_key="qk_rope_head_dim"),
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (
-        "granite_swa", "granitemoe_swa", "laguna", "mellum", "mimo_v2_flash",
-        "muse_glimmer_text", "muse_spark_text", "vaultgemma",
+        "laguna", "mellum", "mimo_v2_flash", "vaultgemma",
     )},
+    # a base per layer (0: no positions), decided by the model, not the attention
+    **{name: Family(layer_pattern="listed", translate=_layer_theta_per_layer,
+                    rope_rule=_nope_where_theta_zero)
+       for name in ("granite_swa", "granitemoe_swa")},
+    **{name: Family(layer_pattern="listed", rope_rule=_muse_nope_layers)
+       for name in ("muse_glimmer_text", "muse_spark_text")},
     "cwm": Family(layer_pattern="listed", default_theta=1e6),
     "gemma3n_text": replace(_GEMMA3, layer_pattern="listed"),
     "modernbert-decoder": Family(
