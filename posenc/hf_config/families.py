@@ -2,16 +2,23 @@
 
 One :class:`Family` record per ``model_type`` in :data:`FAMILIES`, in the spirit of
 ``transformers``' own auto mappings: a reader finds a model by its ``model_type`` and reads
-its rules at a glance. Every field is data — a name from a small vocabulary that
-:mod:`posenc.hf_config.layers` interprets — never code. A ``model_type`` missing from the
-table is refused by name (:func:`family`).
+its rules at a glance. Fields are data — values and small named types (:class:`Every`,
+:class:`NopeFlags`, :class:`TypeBase` …) that the readers interpret; where a family's rule
+is not a value, the record names one function of this module (``translate``,
+``rope_rule``) that mirrors the few lines of that family's ``transformers`` code it stands
+for. A ``model_type`` missing from the table is refused by name (:func:`family`), with the
+reason where posenc knows it (:data:`UNVERIFIED`).
 
 The rules encode ``transformers`` 5.24 (the pinned version): its ``Config.__post_init__``
 defaults (the layer pattern a ``config.json`` without ``layer_types`` gets, NoPE flags), the
 modeling code (which channels rotate and how they pair, which layer types skip RoPE, extra
 position terms) and ``convert_rope_params_to_dict`` overrides (OLMo 3's scaling on full
-attention only, ModernBERT's two bases). ``tests/test_hf_sweep.py`` checks every record
-against the family's own rotary module and attention layers, layer by layer.
+attention only, ModernBERT's two bases), the class defaults a ``config.json`` may leave
+out, and the legacy keys a constructor translates. ``tests/test_hf_sweep.py`` checks every
+record against the family's own rotary module and attention layers, layer by layer (on a
+repaired default where ``transformers`` cannot run its own, and fails when a record it
+uses was never verified); ``tests/test_hf_config.py`` checks the class defaults of every
+record and published configs that carry legacy keys and switches.
 """
 
 from __future__ import annotations

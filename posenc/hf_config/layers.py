@@ -91,7 +91,12 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
     layers carry no RoPE (NoPE flags, global NoPE layers, linear-attention and SSM blocks),
     which RoPE settings each layer type gets (per-type dicts, OLMo 3's full-only scaling,
     second bases, a second head size), which channels rotate and how they pair, and the
-    extra position terms. A config object and its ``config.json`` dict give the same specs.
+    extra position terms. Keys a ``config.json`` leaves out take the config class's
+    defaults (:attr:`Family.defaults`, :attr:`Family.default_theta`), legacy keys are
+    translated as the class translates them (:attr:`Family.translate`), and switches the
+    modeling code reads decide which layers rotate (:attr:`Family.rope_rule`,
+    :attr:`Family.interleave_switch`). A config object and its ``config.json`` dict give
+    the same specs.
 
     Args:
         config: a ``transformers`` config object or ``config.json`` dict (a multimodal
@@ -109,7 +114,10 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
 
     Source: ``transformers`` 5.24, each family's ``Config.__post_init__`` /
     ``convert_rope_params_to_dict`` and attention ``forward`` (``tests/test_hf_sweep.py``
-    compares every family's layers with its rotary module and attention layers).
+    compares every family's layers with its rotary module and attention layers, on its
+    default config or a repaired one; ``tests/test_hf_config.py`` checks published
+    configs, the class defaults of every record, and the families whose model decides per
+    layer).
     """
     d = _as_dict(config)
     fam = family(_model_type(d))
