@@ -683,6 +683,17 @@ FALCON_H1_05B = {  # tiiuae/Falcon-H1-0.5B-Instruct: every layer a "hybrid" (SSM
 #: Command R7B with a null sliding_window (Cohere 2 then rotates no layer at all).
 DEEPSEEK_V3_HALVES = dict(DEEPSEEK_V3, rope_interleave=False, num_hidden_layers=4)
 COMMAND_R7B_NO_WINDOW = dict(COMMAND_R7B, sliding_window=None, num_hidden_layers=8)
+#: Qwen2.5-7B with its window switched on (use_sliding_window true): Qwen2Config windows
+#: only the layers from max_window_layers on; Qwen1.5-MoE-A2.7B likewise (Qwen2MoeConfig:
+#: every other layer below max_window_layers).
+QWEN25_7B_WINDOWED = dict(QWEN25_7B_YARN, use_sliding_window=True, sliding_window=4096,
+                          max_window_layers=2, num_hidden_layers=4)
+QWEN15_MOE_WINDOWED = {  # Qwen/Qwen1.5-MoE-A2.7B with use_sliding_window switched on
+    "model_type": "qwen2_moe", "hidden_size": 2048, "num_attention_heads": 16,
+    "num_key_value_heads": 16, "num_hidden_layers": 4, "max_position_embeddings": 8192,
+    "rope_theta": 1000000.0, "num_experts": 60, "num_experts_per_tok": 4,
+    "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 3,
+}
 
 #: name -> config checked layer by layer against the family's attention on meta
 CHECKPOINT_KEYS = {
@@ -691,6 +702,7 @@ CHECKPOINT_KEYS = {
     "glm4.5-air": dict(GLM45_AIR, num_hidden_layers=2),
     "deepseek-v3-rope-halves": DEEPSEEK_V3_HALVES,
     "command-r7b-no-window": COMMAND_R7B_NO_WINDOW,
+    "qwen2.5-7b-windowed": QWEN25_7B_WINDOWED, "qwen1.5-moe-windowed": QWEN15_MOE_WINDOWED,
 }
 
 
@@ -716,6 +728,10 @@ def test_checkpoint_keys_facts():
     assert {s.layout for s in H.layer_specs(DEEPSEEK_V3_HALVES)} == {"half"}
     assert {s.layout for s in H.layer_specs(DEEPSEEK_V3)} == {"interleaved"}
     assert not any(s.use_rope for s in H.layer_specs(COMMAND_R7B_NO_WINDOW))
+    assert [s.sliding_window for s in H.layer_specs(QWEN25_7B_WINDOWED)] == [
+        None, None, 4096, 4096]
+    assert [s.sliding_window for s in H.layer_specs(QWEN15_MOE_WINDOWED)] == [
+        4096, None, 4096, None]
 
 
 def test_minimax_m2_rotary_dim_is_a_partial_factor():

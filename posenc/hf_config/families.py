@@ -394,6 +394,37 @@ def _muse_nope_layers(d: dict, types: list, flags: list) -> list:
     return _nope_where_theta_zero(d, types, flags, thetas)
 
 
+def _qwen2_window_layers(d: dict) -> None:
+    """``Qwen2Config.__post_init__`` (Qwen3, Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni text alike):
+    ``sliding_window`` is kept only with ``use_sliding_window`` (default false), and without
+    ``layer_types`` layer ``i`` is ``"sliding_attention"`` iff a window is kept and
+    ``i >= max_window_layers`` (the class default is in :attr:`Family.defaults`)."""
+    if not d.get("use_sliding_window", False):
+        d["sliding_window"] = None
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
+        first = d.get("max_window_layers")
+        window = d.get("sliding_window") is not None and isinstance(first, int)
+        d["layer_types"] = ["sliding_attention" if window and i >= first else "full_attention"
+                            for i in range(n)]
+
+
+def _qwen2_moe_window_layers(d: dict) -> None:
+    """``Qwen2MoeConfig.__post_init__``: ``sliding_window`` is kept only with
+    ``use_sliding_window`` (else 0), and without ``layer_types`` layer ``i`` is
+    ``"sliding_attention"`` iff ``(i + 1) % 2``, ``i < max_window_layers`` and
+    ``use_sliding_window``."""
+    use = bool(d.get("use_sliding_window", False))
+    if not use:
+        d["sliding_window"] = 0
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
+        last = d.get("max_window_layers")
+        d["layer_types"] = [
+            "sliding_attention" if use and (i + 1) % 2 and isinstance(last, int) and i < last
+            else "full_attention" for i in range(n)]
+
+
 def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
     """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
     false)."""
@@ -470,8 +501,7 @@ _RECORDS: dict[str, Family] = {
         "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4,
         "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
         "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4, "paddleocr_vl_text": 5e5,
-        "persimmon": 1e4, "phi": 1e4, "qwen2": 1e4, "qwen2_5_omni_text": 1e6,
-        "qwen2_moe": 1e4, "qwen3": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
+        "persimmon": 1e4, "phi": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
         "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6, "stablelm": 1e4,
         "starcoder2": 1e4, "step3p5": 1e4, "timesfm2_5": 1e4,
         "voxtral_realtime_text": 1e4,
@@ -479,9 +509,15 @@ _RECORDS: dict[str, Family] = {
     # Phi3Config / Phi4MultimodalConfig rename the first releases' "su" and "yarn"
     **{name: Family(rope_type_aliases=(("su", "longrope"), ("yarn", "longrope")))
        for name in ("phi3", "phi4_multimodal")},
-    # Qwen2-VL's text config reads its old "mrope" type as the default 1-D frequencies
-    **{name: Family(default_theta=1e6, rope_type_aliases=(("mrope", "default"),))
+    # Qwen2-VL's text config reads its old "mrope" type as the default 1-D frequencies;
+    # the Qwen2 family keeps a window only with use_sliding_window, on the upper layers
+    **{name: Family(default_theta=1e6, rope_type_aliases=(("mrope", "default"),),
+                    translate=_qwen2_window_layers)
        for name in ("qwen2_vl_text", "qwen2_5_vl_text")},
+    "qwen2": Family(translate=_qwen2_window_layers),
+    "qwen3": Family(translate=_qwen2_window_layers),
+    "qwen2_5_omni_text": Family(default_theta=1e6, translate=_qwen2_window_layers),
+    "qwen2_moe": Family(translate=_qwen2_moe_window_layers),
     "falcon_h1": Family(layer_pattern=AllLayers("hybrid"), attention_types=_HYBRID),
     "lfm2": Family(default_theta=1e6, nope_types=frozenset({"conv"}),
                    translate=_lfm2_full_attn_idxs),
@@ -687,11 +723,18 @@ _CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
     **{mt: (("head_dim", 128),) for mt in (
         "cosmos3_edge_text", "ernie4_5", "glm", "glm4", "helium", "hy_v3", "laguna",
         "llama4_text", "mellum", "minimax_m2", "minimax_m3_vl_text", "ministral3",
-        "molmo2_text", "paddleocr_vl_text", "qwen3", "qwen3_vl_text", "seed_oss",
+        "molmo2_text", "paddleocr_vl_text", "qwen3_vl_text", "seed_oss",
         "solar_open", "step3p5", "zaya")},
     **{mt: (("head_dim", 256),) for mt in (
         "gemma", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")},
     "timesfm2_5": (("head_dim", 80),),
+    # the Qwen2 family: the window and the first windowed layer (_qwen2_window_layers)
+    "qwen2": (("sliding_window", 4096), ("max_window_layers", 28)),
+    "qwen3": (("head_dim", 128), ("sliding_window", 4096), ("max_window_layers", 28)),
+    "qwen2_5_omni_text": (("sliding_window", 32768), ("max_window_layers", 28)),
+    "qwen2_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
+    "qwen2_5_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
+    "qwen2_moe": (("sliding_window", 4096), ("max_window_layers", 28)),
     **{mt: (("sliding_window", 4096),) for mt in (
         "cohere2", "exaone4", "exaone_moe", "ministral", "mistral", "olmo3",
         "voxtral_realtime_text")},
