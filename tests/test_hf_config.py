@@ -991,3 +991,27 @@ def test_layer_rope_theta_families_match_the_model(name):
             if inv is not None:
                 assert max_rel_diff(spec.inv_freq, inv) <= ULPS4
                 assert spec.attention_factor == att
+
+
+QWEN2_VL_7B = {  # Qwen/Qwen2-VL-7B-Instruct: a flat file (text keys at the top level)
+    "model_type": "qwen2_vl", "hidden_size": 3584, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "num_hidden_layers": 28, "intermediate_size": 18944,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0, "sliding_window": 32768,
+    "use_sliding_window": False, "max_window_layers": 28,
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+}
+
+
+def test_flat_multimodal_file_is_read_as_its_text_config():
+    """Qwen2VLConfig moves a flat file's text keys into text_config (and its text config
+    reads the old "mrope" type as default): posenc reads the same text model."""
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLRotaryEmbedding
+
+    obj = hf_config(QWEN2_VL_7B)
+    rotary = Qwen2VLRotaryEmbedding(obj.get_text_config())
+    for source in (QWEN2_VL_7B, obj):
+        specs = H.layer_specs(source)
+        assert len(specs) == 28 and {s.sliding_window for s in specs} == {None}
+        assert {(s.rope_type, s.rope_theta, s.rotary_dim) for s in specs} == {
+            ("default", 1e6, 128)}
+        assert max_rel_diff(specs[0].inv_freq, rotary.inv_freq) <= ULPS4

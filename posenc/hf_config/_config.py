@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 
 from .._checks import check_int
-from .families import FAMILIES
+from .families import FAMILIES, FLAT_TEXT_CONFIGS
 
 
 def _as_dict(config) -> dict:
@@ -24,6 +24,8 @@ def _as_dict(config) -> dict:
         text = d.get("text_config")
         if isinstance(text, Mapping) and "num_attention_heads" not in d:
             d = copy.deepcopy(dict(text))
+        elif text is None and d.get("model_type") in FLAT_TEXT_CONFIGS:
+            d["model_type"] = FLAT_TEXT_CONFIGS[d["model_type"]]  # a flat multimodal file
         rec = FAMILIES.get(str(d.get("model_type", "")))
         for key, alias in (rec.aliases if rec else ()):  # GPT-J's n_layer, n_head, ...
             if d.get(key) is None and d.get(alias) is not None:

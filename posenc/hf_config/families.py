@@ -29,7 +29,8 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 __all__ = [
-    "ATTENTION_TYPES", "FAMILIES", "LEGACY_LAYER_TYPES", "UNVERIFIED", "AllLayers",
+    "ATTENTION_TYPES", "FAMILIES", "FLAT_TEXT_CONFIGS", "LEGACY_LAYER_TYPES", "UNVERIFIED",
+    "AllLayers",
     "BlockTypes", "Every", "Family", "NopeFlags", "TypeBase", "TypeHeadDim", "family",
 ]
 
@@ -764,6 +765,16 @@ _CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
 FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     mt: replace(rec, defaults=_CLASS_DEFAULTS[mt]) if mt in _CLASS_DEFAULTS else rec
     for mt, rec in _RECORDS.items()
+})
+
+#: Multimodal ``model_type`` -> its text config's, for config.json files saved flat (the
+#: text keys at the top level, no ``text_config``): these config classes move the top-level
+#: keys their text config accepts into ``text_config`` (``Qwen2VLConfig.__post_init__``,
+#: ``Qwen2_5_VLConfig``, ``PaddleOCRVLConfig``: "Hub configs are saved as flat dicts").
+FLAT_TEXT_CONFIGS: MappingProxyType[str, str] = MappingProxyType({
+    "qwen2_vl": "qwen2_vl_text",
+    "qwen2_5_vl": "qwen2_5_vl_text",
+    "paddleocr_vl": "paddleocr_vl_text",
 })
 
 _CANNOT_RUN = ("transformers 5.24 cannot run its default config ({}), so no check has "
