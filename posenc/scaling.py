@@ -362,14 +362,15 @@ def yarn_correction_range(rotary_dim: int, base: float, original_max_position_em
         rotary_dim: ``r``, even ``>= 2``.
         base: ``rope_theta``, ``> 0`` and ``!= 1``.
         original_max_position_embeddings: ``L >= 1``.
-        beta_fast, beta_slow: turn counts, ``beta_fast > beta_slow > 0`` (default 32, 1).
+        beta_fast, beta_slow: turn counts, ``beta_fast >= beta_slow > 0`` (default 32, 1;
+            an equal pair gives a one-pair step, as ``transformers`` computes it).
         truncate: round to whole pair indices (default ``True``, as ``transformers``).
 
     Returns:
         ``(low, high)`` as floats (whole numbers when ``truncate``).
 
     Raises:
-        ValueError: ``beta_fast <= beta_slow``, ``beta_slow <= 0``, ``base`` equal to 1,
+        ValueError: ``beta_fast < beta_slow``, ``beta_slow <= 0``, ``base`` equal to 1,
             bad ``r``/``L``.
         TypeError: ``truncate`` not a bool.
 
@@ -396,9 +397,9 @@ def yarn_correction_range(rotary_dim: int, base: float, original_max_position_em
 def _betas(beta_fast, beta_slow) -> tuple[float, float]:
     beta_slow = check_real("beta_slow", beta_slow, gt=0.0)
     beta_fast = check_real("beta_fast", beta_fast, gt=0.0)
-    if not beta_fast > beta_slow:
+    if beta_fast < beta_slow:
         raise ValueError(
-            f"beta_fast must be > beta_slow (turns that mark the fast end of the ramp), got "
+            f"beta_fast must be >= beta_slow (turns that mark the fast end of the ramp), got "
             f"beta_fast={beta_fast:g}, beta_slow={beta_slow:g}"
         )
     return beta_fast, beta_slow
@@ -449,7 +450,8 @@ def yarn(head_dim: int, factor: float, original_max_position_embeddings: int, *,
         original_max_position_embeddings: ``L >= 1``.
         base: ``rope_theta``, ``> 0``, ``!= 1``.
         beta_fast, beta_slow: ramp bounds in turns within ``L`` (default 32 and 1; the
-            paper calls them β and α), ``beta_fast > beta_slow > 0``.
+            paper calls them β and α), ``beta_fast >= beta_slow > 0`` (equal: the ramp is
+            one pair wide, as in ``transformers``).
         truncate: round the ramp bounds to whole pairs (default ``True``).
         attention_factor: explicit cos/sin multiplier, ``> 0`` (overrides the rest).
         mscale, mscale_all_dim: DeepSeek-style pair (both or neither), each ``> 0``.
@@ -460,7 +462,7 @@ def yarn(head_dim: int, factor: float, original_max_position_embeddings: int, *,
         ``(inv_freq (r/2,), attention_factor)``.
 
     Raises:
-        ValueError: ``factor < 1``, ``beta_fast <= beta_slow``, non-positive betas or
+        ValueError: ``factor < 1``, ``beta_fast < beta_slow``, non-positive betas or
             factors, odd dims, ``L < 1``, only one of the mscale pair, bad dtype.
 
     Source: Peng et al. (2023), section 3.2–3.4 as implemented in their repository;

@@ -158,9 +158,44 @@ def test_refused_family_gives_its_reason():
            "num_attention_heads": 2}
     row = atlas.atlas_row(refused, cfg)
     assert row.refused and FAMILIES[refused].refuse in row.refused
-    assert row.note == row.refused and row.layers == "refused"
+    assert row.note == atlas.short_reason(row.refused) and row.layers == "refused"
+    assert len(row.note) <= 73 and "\n" not in row.note
     unknown = atlas.atlas_row("not_a_family", {**cfg, "model_type": "not_a_family"})
     assert "'not_a_family' is not in posenc.hf_config.FAMILIES" in unknown.refused
+
+
+def test_unverified_family_names_its_reason():
+    """A family posenc has no verified record for is refused with that reason, not with
+    the generic "not in FAMILIES"."""
+    from posenc.hf_config.families import UNVERIFIED
+
+    mt = sorted(UNVERIFIED)[0]
+    cfg = {"model_type": mt, "num_hidden_layers": 2, "hidden_size": 64,
+           "num_attention_heads": 2}
+    row = atlas.atlas_row(mt, cfg)
+    assert UNVERIFIED[mt] in row.refused and "not in posenc" not in row.refused
+    assert row.note == "transformers 5.24 cannot run its default config"
+
+
+@pytest.mark.parametrize("reason, short", [
+    ("model_type 'x' is refused: its rotate_half flips the signs (x2, -x1), so it rotates "
+     "by -theta; posenc rotates by +theta", "its rotate_half flips the signs"),
+    ("its layers (CSA/HCA) attend to keys; a LayerSpec cannot", "its layers attend to keys"),
+    ("each layer holds two MLA attention blocks; posenc lists one spec per layer",
+     "each layer holds two MLA attention blocks"),
+    ("a b " * 40, ("a b " * 18).strip() + "…"),
+])
+def test_short_reason_is_one_short_line(reason, short):
+    assert atlas.short_reason(reason) == short
+
+
+def test_chunked_layers_show_their_chunk():
+    cfg = {"model_type": "llama4_text", "num_hidden_layers": 8, "hidden_size": 64,
+           "num_attention_heads": 2, "head_dim": 32, "attention_chunk_size": 8192,
+           "rope_theta": 5e5}
+    row = atlas.atlas_row("llama4_text", cfg)
+    assert row.layers == "3 chunked : 1 full (8 layers)"
+    assert row.windows == "chunks of 8192"
 
 
 def test_rotated_part_needs_a_rope_layer():
@@ -182,6 +217,8 @@ def test_table_has_one_item_per_row_and_escapes_markup():
     assert table.count("\n  - ") == 3 * (len(atlas.COLUMNS) - 1)
     assert r"key \`a\_b\` \| \*c\*" in table
     assert "**refused**" in table
+    assert "\\*c\\* [^refusal-1]" in table  # the note, then its footnote's reference
+    assert atlas.render_footnotes(rows) == "[^refusal-1]: `x`: r\n\n"
 
 
 def test_page_counts_rows_and_refusals():
@@ -191,6 +228,8 @@ def test_page_counts_rows_and_refusals():
     page = atlas.render_page(rows, version="9.9", command="make atlas",
                              not_text=["some_vision"], checked_elsewhere={"qwen3_next": "t.py"})
     assert "**3 families, 2 read, 1 refused**" in page
+    assert f"{len(FAMILIES)} records" in page and "Chapter 12 counts" in page
+    assert "[^refusal-1]: `x`: why" in page
     assert "`transformers` 9.9" in page and "`make atlas`" in page
     assert "tests/test_hf_sweep.py" in page and "`some_vision`" in page
     assert "checked by tests/t.py" in page

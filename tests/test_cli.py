@@ -17,7 +17,14 @@ import sys
 
 import pytest
 import torch
-from test_hf_config import GEMMA3_4B_TEXT, LLAMA31_8B, QWEN3_NEXT_80B, SMOLLM3_3B
+from test_hf_config import (
+    GEMMA3_4B_TEXT,
+    LLAMA4_SCOUT,
+    LLAMA31_8B,
+    PHI3_128K,
+    QWEN3_NEXT_80B,
+    SMOLLM3_3B,
+)
 
 from posenc import cli
 from posenc import hf_config as H
@@ -105,7 +112,7 @@ def test_inspect_prints_each_published_layer_pattern(name, files, capsys):
         assert f"{H.report.layer_ranges(g.layers)}: {g.layer_type}" in out
 
 
-def test_inspect_texts(files, capsys):
+def test_inspect_texts(files, capsys, monkeypatch):
     _, out, _ = _run(capsys, "inspect", str(files["gemma-3-4b-it"]))
     assert out.splitlines()[:2] == [
         "gemma3_text (via gemma3): 5 sliding : 1 full (34 layers); the layers repeat every 6",
@@ -113,6 +120,9 @@ def test_inspect_texts(files, capsys):
     ]
     assert "  layers 5, 11, 17, 23, 29: full_attention, global, RoPE base 1e6" in out
     assert "linear (factor 8)" in out
+    _, out, _ = _run(capsys, "inspect", "-", stdin=json.dumps(LLAMA4_SCOUT),
+                     monkeypatch=monkeypatch)
+    assert "chunked_attention, chunks of 8192, RoPE base 5e5" in _unwrapped(out)
     _, out, _ = _run(capsys, "inspect", str(files["qwen3-next-80b"]))
     assert "layers 3, 7, 11, …, 47 (12 layers): full_attention, global, RoPE base 1e7, " \
            "64 of 256" in out
@@ -149,8 +159,6 @@ def test_layers_prints_every_layer_on_one_line(files, capsys):
 
 
 def test_seq_len_moves_the_length_dependent_frequencies(tmp_path, capsys):
-    from test_hf_config import PHI3_128K
-
     path = tmp_path / "config.json"
     path.write_text(json.dumps(PHI3_128K))
     _, short, _ = _run(capsys, "inspect", str(path))
@@ -218,10 +226,25 @@ def test_unreadable_folder_empty_path_and_byte_order_mark(tmp_path, capsys, monk
     ({}, "config has no 'model_type'"),
     (dict(LLAMA31_8B, rope_scaling={"rope_type": "llama3", "factor": 8.0}),
      "rope_scaling['low_freq_factor'] is required"),
+    # values a file can carry that used to end in a traceback or Python's own words
+    (dict(LLAMA31_8B, num_attention_heads=0),
+     "config['num_attention_heads'] must be an integer >= 1, got 0"),
+    (dict(LLAMA31_8B, model_type=5), "config['model_type'] must be a string"),
+    (dict(LLAMA31_8B, layer_types=-1), "config['layer_types'] must be a list of layer-type"),
+    (dict(LLAMA4_SCOUT, attn_scale=float("inf")), "config['attn_scale'] must be finite"),
+    (dict(LLAMA4_SCOUT, floor_scale=0), "config['floor_scale'] must be an integer >= 1"),
+    (dict(PHI3_128K, original_max_position_embeddings=0),
+     "['original_max_position_embeddings'] must be an integer >= 1, got 0"),
+    (dict(PHI3_128K, rope_scaling=dict(PHI3_128K["rope_scaling"], short_factor=0)),
+     "rope_scaling['short_factor'] must be a list of numbers, got 0"),
+    (dict(LLAMA31_8B, sliding_window="4096", model_type="mistral"),
+     "config['sliding_window'] must be an integer, got '4096'"),
+    (dict(LLAMA31_8B, sliding_window=-5, model_type="mistral"),
+     "config['sliding_window'] must be an integer >= 0, got -5"),
 ])
 def test_a_refused_config_exits_1_with_the_reason(config, reason, tmp_path, capsys):
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
+    path.write_text(json.dumps(config).replace("Infinity", "1e400"))
     status, out, err = _run(capsys, "inspect", str(path))
     assert status == cli.EXIT_REFUSED and out == ""
     assert err.count("\n") == 1 and reason in err and "Traceback" not in err

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import importlib
 import math
+import warnings
 
 import pytest
 import torch
@@ -610,3 +611,407 @@ def test_glm4_without_the_key_rotates_half_the_head():
     specs = H.layer_specs(d)
     assert {(s.head_dim, s.rotary_dim, s.layout) for s in specs} == {(128, 64, "interleaved")}
     assert hf_sweep.compare(specs, hf_sweep.observe(hf_config(d))) == []
+
+
+# --------------------------------------------------------------------------- checkpoint keys
+# Published configs that carry keys a family's *default* config never sets (issue 29): legacy
+# keys the config class translates in its constructor, switches the modeling code reads, and
+# values the class fills in. Typed in as above (this machine cannot reach the hub): the keys
+# that matter for positions are as released to our knowledge; each test holds for that shape
+# whatever the exact widths. Each is compared with the family's own transformers modules
+# (its rotary module's tables, or its attention layers run on the meta device by hf_sweep),
+# for the dict and for the config object transformers builds from it.
+
+MINIMAX_M2 = {  # MiniMaxAI/MiniMax-M2: partial RoPE as a legacy top-level rotary_dim (64/128)
+    "model_type": "minimax_m2", "hidden_size": 3072, "num_attention_heads": 48,
+    "num_key_value_heads": 8, "head_dim": 128, "rotary_dim": 64, "num_hidden_layers": 62,
+    "intermediate_size": 1536, "num_local_experts": 256, "num_experts_per_tok": 8,
+    "max_position_embeddings": 196608, "rope_theta": 5000000,
+}
+GEMMA3N_E4B_TEXT = {  # google/gemma-3n-E4B-it, text_config: the sliding layers' base 1e4
+    "model_type": "gemma3n_text", "hidden_size": 2048, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 35,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+    "rope_local_base_freq": 10000.0, "sliding_window": 512, "num_kv_shared_layers": 15,
+    "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7,
+}
+LFM2_1_2B = {  # LiquidAI/LFM2-1.2B: attention layers as full_attn_idxs, the others conv
+    "model_type": "lfm2", "hidden_size": 2048, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "num_hidden_layers": 16, "max_position_embeddings": 128000,
+    "rope_theta": 1000000.0, "full_attn_idxs": [2, 5, 8, 10, 12, 14], "conv_L_cache": 3,
+}
+GRANITE4_H_TINY = {  # ibm-granite/granite-4.0-h-tiny: old layer-type names, NoPE attention
+    "model_type": "granitemoehybrid", "hidden_size": 1536, "num_attention_heads": 12,
+    "num_key_value_heads": 4, "num_hidden_layers": 40, "max_position_embeddings": 131072,
+    "rope_theta": 10000, "position_embedding_type": "nope", "mamba_n_heads": 48,
+    "mamba_d_head": 64, "mamba_expand": 2, "mamba_d_state": 128, "mamba_n_groups": 1,
+    "num_local_experts": 64, "num_experts_per_tok": 6,
+    "layer_types": ["attention" if i % 10 == 5 else "mamba" for i in range(40)],
+}
+EXAONE4_1_2B = {  # LGAI-EXAONE/EXAONE-4.0-1.2B: no sliding window, so every layer rotates
+    "model_type": "exaone4", "hidden_size": 2048, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "head_dim": 64, "num_hidden_layers": 30,
+    "intermediate_size": 4096, "max_position_embeddings": 65536, "rope_theta": 1000000.0,
+    "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                     "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+    "sliding_window": None, "layer_types": ["full_attention"] * 30,
+}
+GLM45_AIR = {  # zai-org/GLM-4.5-Air: half of each head rotates, pairs in halves (rotate_half)
+    "model_type": "glm4_moe", "hidden_size": 4096, "num_attention_heads": 96,
+    "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 46,
+    "intermediate_size": 10944, "moe_intermediate_size": 1408, "n_routed_experts": 128,
+    "num_experts_per_tok": 8, "first_k_dense_replace": 1, "partial_rotary_factor": 0.5,
+    "max_position_embeddings": 131072, "rope_theta": 1000000,
+}
+KIMI_K2 = {  # moonshotai/Kimi-K2-Instruct (a DeepSeek-V3 model): YaRN with beta_fast == beta_slow
+    "model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 64,
+    "num_key_value_heads": 64, "num_hidden_layers": 61, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
+    "max_position_embeddings": 131072, "rope_theta": 50000.0,
+    "rope_scaling": {"beta_fast": 1.0, "beta_slow": 1.0, "factor": 32.0, "mscale": 1.0,
+                     "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096,
+                     "type": "yarn"},
+}
+FALCON_H1_05B = {  # tiiuae/Falcon-H1-0.5B-Instruct: every layer a "hybrid" (SSM + attention)
+    "model_type": "falcon_h1", "hidden_size": 1024, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "head_dim": 64, "num_hidden_layers": 36,
+    "max_position_embeddings": 16384, "rope_theta": 100000000000.0, "mamba_d_ssm": 1536,
+    "mamba_n_heads": 24, "mamba_d_head": 64, "mamba_d_state": 128, "mamba_n_groups": 1,
+}
+#: Variants of published configs with one position key moved (no file of that shape known
+#: to us): DeepSeek-V3 with rope_interleave false (the rope slice pairs halves) and
+#: Command R7B with a null sliding_window (Cohere 2 then rotates no layer at all).
+DEEPSEEK_V3_HALVES = dict(DEEPSEEK_V3, rope_interleave=False, num_hidden_layers=4)
+COMMAND_R7B_NO_WINDOW = dict(COMMAND_R7B, sliding_window=None, num_hidden_layers=8)
+#: Qwen2.5-7B with its window switched on (use_sliding_window true): Qwen2Config windows
+#: only the layers from max_window_layers on; Qwen1.5-MoE-A2.7B likewise (Qwen2MoeConfig:
+#: every other layer below max_window_layers).
+QWEN25_7B_WINDOWED = dict(QWEN25_7B_YARN, use_sliding_window=True, sliding_window=4096,
+                          max_window_layers=2, num_hidden_layers=4)
+QWEN15_MOE_WINDOWED = {  # Qwen/Qwen1.5-MoE-A2.7B with use_sliding_window switched on
+    "model_type": "qwen2_moe", "hidden_size": 2048, "num_attention_heads": 16,
+    "num_key_value_heads": 16, "num_hidden_layers": 4, "max_position_embeddings": 8192,
+    "rope_theta": 1000000.0, "num_experts": 60, "num_experts_per_tok": 4,
+    "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 3,
+}
+
+#: name -> config checked layer by layer against the family's attention on meta
+CHECKPOINT_KEYS = {
+    # GLM-4.5-Air's 46 layers are alike: the first two (one dense, one MoE) say it all
+    "lfm2-1.2b": LFM2_1_2B, "exaone4-1.2b": EXAONE4_1_2B,
+    "glm4.5-air": dict(GLM45_AIR, num_hidden_layers=2),
+    "deepseek-v3-rope-halves": DEEPSEEK_V3_HALVES,
+    "command-r7b-no-window": COMMAND_R7B_NO_WINDOW,
+    "qwen2.5-7b-windowed": QWEN25_7B_WINDOWED, "qwen1.5-moe-windowed": QWEN15_MOE_WINDOWED,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKPOINT_KEYS))
+def test_checkpoint_keys_match_the_families_own_layers(name):
+    import hf_sweep
+
+    d = CHECKPOINT_KEYS[name]
+    obj = hf_config(d)
+    truths = hf_sweep.observe(obj)
+    for source in (d, obj):
+        assert hf_sweep.compare(H.layer_specs(source), truths) == [], name
+
+
+def test_checkpoint_keys_facts():
+    """What each key changes, against the family's config object (each was misread)."""
+    lfm = H.layer_specs(LFM2_1_2B)
+    assert [s.layer_type for s in lfm] == hf_config(LFM2_1_2B).layer_types
+    assert [i for i, s in enumerate(lfm) if s.use_rope] == [2, 5, 8, 10, 12, 14]
+    exaone = H.layer_specs(EXAONE4_1_2B)
+    assert all(s.use_rope and s.sliding_window is None for s in exaone)
+    assert {s.layout for s in H.layer_specs(GLM45_AIR)} == {"half"}
+    assert {s.layout for s in H.layer_specs(DEEPSEEK_V3_HALVES)} == {"half"}
+    assert {s.layout for s in H.layer_specs(DEEPSEEK_V3)} == {"interleaved"}
+    assert not any(s.use_rope for s in H.layer_specs(COMMAND_R7B_NO_WINDOW))
+    assert [s.sliding_window for s in H.layer_specs(QWEN25_7B_WINDOWED)] == [
+        None, None, 4096, 4096]
+    assert [s.sliding_window for s in H.layer_specs(QWEN15_MOE_WINDOWED)] == [
+        4096, None, 4096, None]
+
+
+def test_minimax_m2_rotary_dim_is_a_partial_factor():
+    """MiniMaxM2Config turns rotary_dim 64 into partial_rotary_factor 64/128: 32 frequencies
+    over the first 64 channels (not 64 over 128)."""
+    from transformers.models.minimax_m2.modeling_minimax_m2 import MiniMaxM2RotaryEmbedding
+
+    rotary = MiniMaxM2RotaryEmbedding(hf_config(MINIMAX_M2))
+    for source in (MINIMAX_M2, hf_config(MINIMAX_M2)):
+        inv, att = H.rope_from_config(source)
+        assert inv.shape == rotary.inv_freq.shape == (32,)
+        assert max_rel_diff(inv, rotary.inv_freq) <= ULPS4 and att == 1.0
+        spec = H.layer_specs(source)[0]
+        assert (spec.head_dim, spec.rotary_dim, spec.rope_theta) == (128, 64, 5e6)
+
+
+def test_gemma3n_sliding_layers_use_rope_local_base_freq():
+    from transformers.models.gemma3n.modeling_gemma3n import Gemma3nRotaryEmbedding
+
+    rotary = Gemma3nRotaryEmbedding(hf_config(GEMMA3N_E4B_TEXT))
+    for lt, theta in (("sliding_attention", 1e4), ("full_attention", 1e6)):
+        ref_inv, ref_att = hf_tables(rotary, lt)
+        for source in (GEMMA3N_E4B_TEXT, hf_config(GEMMA3N_E4B_TEXT)):
+            inv, att = H.rope_from_config(source, layer_type=lt)
+            assert max_rel_diff(inv, ref_inv) <= ULPS4 and att == float(ref_att)
+            assert {s.rope_theta for s in H.layer_specs(source) if s.layer_type == lt} == {
+                theta}
+
+
+def test_granite_h_nope_and_old_layer_type_names():
+    """Granite-4.0-H: "mamba"/"attention" are renamed linear_attention/full_attention, and
+    position_embedding_type "nope" builds no rotary module (its attention gets None)."""
+    from transformers.models.granitemoehybrid import modeling_granitemoehybrid as M
+
+    obj = hf_config(GRANITE4_H_TINY)
+    with torch.device("meta"):
+        small = dict(GRANITE4_H_TINY, num_hidden_layers=6,
+                     layer_types=GRANITE4_H_TINY["layer_types"][:6])
+        assert M.GraniteMoeHybridModel(hf_config(small)).rotary_emb is None
+    for source in (GRANITE4_H_TINY, obj):
+        specs = H.layer_specs(source)
+        assert [s.layer_type for s in specs] == obj.layer_types
+        assert {s.layer_type for s in specs} == {"linear_attention", "full_attention"}
+        assert not any(s.use_rope for s in specs)
+    rope = dict(GRANITE4_H_TINY, position_embedding_type="rope")
+    assert [s.use_rope for s in H.layer_specs(rope)] == [
+        t == "full_attention" for t in obj.layer_types]
+
+
+def test_yarn_with_equal_betas_matches_transformers():
+    """Kimi K2's beta_fast == beta_slow == 1: transformers builds a one-pair ramp."""
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3RotaryEmbedding
+
+    rotary = DeepseekV3RotaryEmbedding(hf_config(KIMI_K2))
+    for source in (KIMI_K2, hf_config(KIMI_K2)):
+        inv, att = H.rope_from_config(source)
+        assert max_rel_diff(inv, rotary.inv_freq) <= ULPS4
+        assert att == pytest.approx(rotary.attention_scaling, rel=1e-12)
+
+
+def test_falcon_h1_layers_are_hybrid():
+    from transformers.models.falcon_h1.modeling_falcon_h1 import FalconH1RotaryEmbedding
+
+    obj = hf_config(FALCON_H1_05B)
+    rotary = FalconH1RotaryEmbedding(obj)
+    for source in (FALCON_H1_05B, obj):
+        specs = H.layer_specs(source)
+        assert [s.layer_type for s in specs] == obj.layer_types == ["hybrid"] * 36
+        assert max_rel_diff(specs[0].inv_freq, rotary.inv_freq) <= ULPS4
+
+
+def _without(d: dict, key: str) -> dict:
+    """``d`` without ``key``, at the top level and in the RoPE dict(s); without a base at
+    all for ``rope_theta`` (the per-type base keys too)."""
+    d = copy.deepcopy(d)
+    keys = (key,) if key != "rope_theta" else (
+        "rope_theta", "rotary_emb_base", "rope_local_base_freq", "global_rope_theta",
+        "local_rope_theta")
+    for k in keys:
+        d.pop(k, None)
+    rope = d.get("rope_parameters") or {}
+    for p in [rope, *rope.values()]:
+        if isinstance(p, dict):
+            p.pop(key, None)
+    return d
+
+
+#: Position keys a config.json may leave out, whose value the config class then fills in.
+CLASS_DEFAULT_KEYS = ("rope_theta", "head_dim", "sliding_window", "qk_rope_head_dim",
+                      "qk_nope_head_dim")
+
+
+def _facts(specs):
+    return [(s.head_dim, s.rotary_dim, s.sliding_window, s.use_rope, s.rope_theta)
+            for s in specs]
+
+
+def _default_mismatches(keys=CLASS_DEFAULT_KEYS) -> dict:
+    """``{(model_type, key): (posenc on the dict without key, on the class's config)}``.
+
+    Each family's default config without ``key`` (a head width: with ``hidden_size``
+    doubled too, so a width the class fills in cannot pass for ``hidden_size //
+    num_attention_heads`` by coincidence), read as a dict and as the object its class
+    builds from that dict."""
+    wrong = {}
+    for mt, rec in sorted(H.FAMILIES.items()):
+        if rec.refuse or mt not in CONFIG_MAPPING:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                base = CONFIG_MAPPING[mt]().to_dict()
+        except Exception:  # noqa: BLE001 - a class that needs more than its defaults
+            continue
+        base.pop("model_type")
+        for key in keys:
+            if key not in base and key != "rope_theta":
+                continue
+            d = _without(base, key)
+            if key.endswith("head_dim") and isinstance(d.get("hidden_size"), int):
+                d["hidden_size"] *= 2
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    want = _facts(H.layer_specs(CONFIG_MAPPING[mt](**copy.deepcopy(d))))
+            except Exception:  # noqa: BLE001 - the class needs the key (or the old width)
+                continue
+            try:
+                got = _facts(H.layer_specs({**d, "model_type": mt}))
+            except ValueError as err:
+                got = [str(err)[:60]]
+            if got != want:
+                wrong[mt, key] = (got[0], want[0])
+    return wrong
+
+
+def test_keys_left_out_take_the_config_class_default():
+    """A config.json without rope_theta, head_dim, sliding_window or an MLA width is read
+    with its family's class default (Family.default_theta, Family.defaults, the per-type
+    bases), as transformers builds it — checked for every family record."""
+    wrong = _default_mismatches()
+    assert not wrong, wrong
+
+
+def test_hf_config_modules_import_without_a_cycle():
+    """The shared helpers (config dict, layer patterns) sit below both readers: params
+    never imports layers, and neither helper imports params or layers (issue 29)."""
+    import ast
+    from pathlib import Path
+
+    import posenc.hf_config as package
+    from posenc.hf_config import params
+
+    root = Path(package.__file__).parent
+
+    def imports(name):
+        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        return {node.module for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+
+    assert "layers" not in imports("params")
+    for helper in ("_config", "_patterns", "families"):
+        assert not imports(helper) & {"params", "layers"}, helper
+    # one reader and one builder per rope type
+    assert set(params._READERS) == set(params._BUILDERS) == set(S.ROPE_TYPES)
+
+
+def test_legacy_rope_type_names_only_where_the_class_renames_them():
+    """Phi3Config and Phi4MultimodalConfig rename "su" and "yarn" to "longrope" (the other
+    classes do not: "su" is an unknown type there); Qwen2VLTextConfig renames "mrope"."""
+    phi4 = dict(PHI3_128K, model_type="phi4_multimodal")
+    phi4["rope_scaling"] = dict(PHI3_128K["rope_scaling"], type="yarn")
+    assert H.rope_parameters(phi4)["rope_type"] == "longrope"
+    assert hf_config(phi4).rope_parameters["rope_type"] == "longrope"
+    with pytest.raises(ValueError, match=r"rope_type'\] must be one of"):
+        H.rope_parameters(dict(LLAMA31_8B, rope_scaling={"type": "su", "factor": 2.0}))
+    qwen_vl = {"model_type": "qwen2_vl_text", "hidden_size": 3584, "num_attention_heads": 28,
+               "num_hidden_layers": 2, "rope_theta": 1e6,
+               "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+    assert H.rope_parameters(qwen_vl)["rope_type"] == "default"
+    assert hf_config(qwen_vl).rope_parameters["rope_type"] == "default"
+
+
+# --------------------------------------------------------------------------- model decides
+# Families whose *model* (not the attention) decides per layer: Granite-SWA builds one
+# rotary module per layer_rope_theta and hands NoPE layers (theta 0) nothing; Muse hands
+# nothing to its layer_rope_theta == 0 layers. The family sweep runs each attention with
+# the rotary module's tables and so cannot see that decision; these tests run the base
+# model itself on the meta device, record what it hands every decoder layer, and rebuild
+# the rotary module that made it on the CPU (tests/test_hf_sweep.py: CHECKED_ELSEWHERE).
+
+
+def model_level_positions(cfg) -> list:
+    """Per decoder layer of ``cfg``'s base model: ``(inv_freq, attention_scaling,
+    window)`` of the rotary module whose output the model passes the layer, or
+    ``(None, None, window)`` when it passes none."""
+    import hf_sweep
+
+    cfg = copy.deepcopy(cfg)
+    cfg._attn_implementation = "eager"
+    cls = hf_sweep._base_model_class(cfg, hf_sweep._modeling(cfg.model_type))
+    with torch.device("meta"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = cls(hf_sweep._slim(cfg))
+    made, seen = {}, {}
+    for mod in model.modules():
+        if type(mod).__name__.endswith("RotaryEmbedding"):
+            mod.register_forward_hook(lambda m, args, out: made.__setitem__(id(out), m))
+    layers = max((m for m in model.modules() if isinstance(m, torch.nn.ModuleList)), key=len)
+    for i, layer in enumerate(layers):
+        def record(hidden_states, *args, __i=i, **kwargs):
+            seen[__i] = kwargs.get("position_embeddings")
+            return hidden_states
+        layer.forward = record
+    with torch.no_grad():
+        model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"))
+    out = []
+    for i, layer in enumerate(layers):
+        att = next(c for _, c in layer.named_children() if hf_sweep._accepts_positions(c))
+        window = getattr(att, "sliding_window", None)
+        if seen[i] is None:
+            out.append((None, None, window))
+            continue
+        rotary = made[id(seen[i])]
+        rebuilt = type(rotary)(rotary.config)  # the same module, on the CPU
+        out.append((rebuilt.inv_freq, float(rebuilt.attention_scaling), window))
+    return out
+
+
+_THETAS = [1e4, 0, 5e5, 1e4, 0, 1e4, 5e5, 1e4]
+#: name -> (model_type, config keys): variants (no published file of these families is
+#: known to us) that move layer_rope_theta, and Muse's default without the list.
+MODEL_DECIDES = {
+    "granite-swa-layer-theta": ("granite_swa", {"layer_rope_theta": _THETAS}),
+    "granitemoe-swa-layer-theta": ("granitemoe_swa", {"layer_rope_theta": _THETAS}),
+    "muse-glimmer-default": ("muse_glimmer_text", {}),
+    "muse-spark-default": ("muse_spark_text", {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_DECIDES))
+def test_layer_rope_theta_families_match_the_model(name):
+    mt, keys = MODEL_DECIDES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cfg = CONFIG_MAPPING[mt](num_hidden_layers=8, **keys)
+    truth = model_level_positions(cfg)
+    assert any(inv is None for inv, _, _ in truth) and any(inv is not None for inv, _, _ in truth)
+    plain = cfg.to_dict()
+    if not keys:
+        plain.pop("layer_rope_theta")  # the class's own default pattern
+    for source in (cfg, plain):
+        specs = H.layer_specs(source)
+        assert [s.use_rope for s in specs] == [inv is not None for inv, _, _ in truth]
+        for spec, (inv, att, window) in zip(specs, truth, strict=True):
+            assert spec.sliding_window == window
+            if inv is not None:
+                assert max_rel_diff(spec.inv_freq, inv) <= ULPS4
+                assert spec.attention_factor == att
+
+
+QWEN2_VL_7B = {  # Qwen/Qwen2-VL-7B-Instruct: a flat file (text keys at the top level)
+    "model_type": "qwen2_vl", "hidden_size": 3584, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "num_hidden_layers": 28, "intermediate_size": 18944,
+    "max_position_embeddings": 32768, "rope_theta": 1000000.0, "sliding_window": 32768,
+    "use_sliding_window": False, "max_window_layers": 28,
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+}
+
+
+def test_flat_multimodal_file_is_read_as_its_text_config():
+    """Qwen2VLConfig moves a flat file's text keys into text_config (and its text config
+    reads the old "mrope" type as default): posenc reads the same text model."""
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLRotaryEmbedding
+
+    obj = hf_config(QWEN2_VL_7B)
+    rotary = Qwen2VLRotaryEmbedding(obj.get_text_config())
+    for source in (QWEN2_VL_7B, obj):
+        specs = H.layer_specs(source)
+        assert len(specs) == 28 and {s.sliding_window for s in specs} == {None}
+        assert {(s.rope_type, s.rope_theta, s.rotary_dim) for s in specs} == {
+            ("default", 1e6, 128)}
+        assert max_rel_diff(specs[0].inv_freq, rotary.inv_freq) <= ULPS4

@@ -445,8 +445,7 @@ def test_bad_input_every_method(name, kwargs, exc, match):
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: S.yarn(128, 4.0, 4096, beta_fast=1.0, beta_slow=32.0), "beta_fast must be > beta"),
-    (lambda: S.yarn(128, 4.0, 4096, beta_fast=4.0, beta_slow=4.0), "beta_fast must be > beta"),
+    (lambda: S.yarn(128, 4.0, 4096, beta_fast=1.0, beta_slow=32.0), "beta_fast must be >= beta"),
     (lambda: S.yarn(128, 4.0, 4096, beta_slow=0.0), "beta_slow must be > 0"),
     (lambda: S.yarn(128, 4.0, 4096, mscale=0.707), "pass both mscale and mscale_all_dim"),
     (lambda: S.yarn(128, 4.0, 4096, mscale=0.0, mscale_all_dim=1.0), "mscale must be > 0"),

@@ -18,6 +18,12 @@ positions comes out:
 * :data:`FAMILIES` — the registry of family rules keyed by ``model_type``
   (:mod:`.families`); an unknown ``model_type`` is refused by name.
 
+Module layout (no import cycle): :mod:`.families` holds the records; ``_config`` turns a
+config object or ``config.json`` into the dict every reader reads (aliases, class defaults,
+the record's legacy-key translation); ``_patterns`` derives the layer types and which
+layers rotate; :mod:`.params` reads RoPE settings through one reader and one builder per
+``rope_type``; :mod:`.layers` combines them per layer; :mod:`.atlas` summarises them.
+
 Shape notation: ``d`` = ``head_dim``, ``r`` = ``rotary_dim``; ``inv_freq`` is ``(r/2,)``
 (``(d/2,)`` for ``proportional``), radians per position.
 
@@ -25,10 +31,12 @@ What the RoPE reader applies, in ``transformers``' order of precedence:
 
 * the RoPE dict: ``rope_scaling`` (older configs) if non-empty, else ``rope_parameters``;
   it may be nested per layer type (``{"sliding_attention": {...}, "full_attention": {...}}``);
-  ``rope_type`` or its old name ``type`` (``"su"``, and ``"yarn"`` in Phi-3 configs, mean
-  ``"longrope"``; ``"mrope"`` means the default 1-D frequencies);
+  ``rope_type`` or its old name ``type``, with the family's legacy names (``"su"`` and
+  ``"yarn"`` mean ``"longrope"`` in Phi-3 configs; ``"mrope"`` means the default 1-D
+  frequencies in Qwen2-VL's);
 * ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
-  then 10000, or the family's per-type base keys (Gemma 3, ModernBERT);
+  then the config class's default (``Family.default_theta``), or the family's per-type
+  base keys (Gemma 3, Gemma 3n, ModernBERT);
 * the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
   ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
   level, ``rotary_pct`` (GPT-NeoX), or the family's default (GLM 0.5);
@@ -37,6 +45,11 @@ What the RoPE reader applies, in ``transformers``' order of precedence:
 * ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
   keeps it there), then the RoPE dict, then ``max_position_embeddings``; dynamic NTK uses
   ``max_position_embeddings`` itself, as ``transformers`` does.
+
+Legacy keys a family's config class renames in its constructor (MiniMax-M2's
+``rotary_dim``, LFM2's ``full_attn_idxs``, old layer-type names such as ``"mamba"``) are
+renamed first, by the family record's ``translate`` function and
+:data:`~posenc.hf_config.families.LEGACY_LAYER_TYPES`.
 
 A multimodal config is read through its ``text_config``. Unknown keys in the RoPE dict, an
 unknown ``rope_type``, missing required keys and malformed values raise an error that names

@@ -26,17 +26,18 @@ and that ``book/atlas.md`` is what ``scripts/build_atlas.py`` writes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from .families import FAMILIES
+from .families import FAMILIES, UNVERIFIED
 from .layers import LayerSpec, layer_specs
 from .params import _as_dict
 
 __all__ = [
     "AtlasRow", "COLUMNS", "NONE", "atlas_row", "atlas_rows", "layer_pattern", "period",
-    "render_page", "render_table", "rotated_part",
+    "render_footnotes", "render_page", "render_table", "rotated_part", "short_reason",
 ]
 
 #: What a cell says when the property does not apply (no RoPE layer, no window …).
@@ -57,8 +58,9 @@ class AtlasRow:
     """One family's row: every field is the text of one cell (see :data:`COLUMNS`).
 
     ``refused`` holds the reason ``posenc`` refuses the family (the ``ValueError`` message
-    of :func:`~posenc.hf_config.layer_specs`); its ``layers`` cell then says
-    ``"refused"``, the note gives the reason and the other cells say nothing
+    of :func:`~posenc.hf_config.layer_specs`, in full); its ``layers`` cell then says
+    ``"refused"``, the note gives the reason in one short line (:func:`short_reason`; the
+    page gives the full reason in a footnote) and the other cells say nothing
     (:data:`NONE`).
     """
 
@@ -275,8 +277,6 @@ def _extras(specs: list[LayerSpec], d: dict, mrope_default=None) -> str:
     if scale is not None:
         out.append(f"query scale on every layer (beta {_num(scale[0])}, "
                    f"original length {scale[1]})")
-    if any(s.values_rotated for s in specs):
-        out.append("values rotated (K = V), output rotated back")
     mrope = _mrope(d, mrope_default)
     if mrope:
         out.append(mrope)
@@ -286,16 +286,47 @@ def _extras(specs: list[LayerSpec], d: dict, mrope_default=None) -> str:
     return "; ".join(out) or NONE
 
 
-def _windows(specs: list[LayerSpec]) -> str:
-    values: dict[str, list[int]] = {}
+def _windows(specs: list[LayerSpec], d: dict | None = None) -> str:
+    """Sliding windows per layer type, and the chunk of chunked layers: transformers'
+    chunked mask reads ``config.attention_chunk_size`` for every ``"chunked_attention"``
+    layer (``masking_utils``), so the chunk is that key's value."""
+    values: dict[str, list[str]] = {}
     for s in specs:
         if s.sliding_window is not None:
-            per = values.setdefault(_short(s.layer_type), [])
-            if s.sliding_window not in per:
-                per.append(s.sliding_window)
+            v = str(s.sliding_window)
+        elif s.attention_chunk_size is not None:
+            v = f"chunks of {s.attention_chunk_size}"
+        else:
+            continue
+        per = values.setdefault(s.layer_type, [])
+        if v not in per:
+            per.append(v)
     if not values:
         return NONE
-    return " · ".join(f"{t} {' / '.join(map(str, per))}" for t, per in values.items())
+    return " · ".join(" / ".join(per) if t == "chunked_attention"
+                      else f"{_short(t)} {' / '.join(per)}" for t, per in values.items())
+
+
+#: Longest short reason (characters) before :func:`short_reason` cuts it at a word.
+_SHORT = 72
+
+
+def short_reason(reason: str) -> str:
+    """A refusal's reason in one short line, for the atlas's note cell.
+
+    Drops the ``"model_type 'x' is refused: "`` prefix and parenthesised asides, keeps the
+    first clause (up to the first ``"; "`` or ``", so "``) and cuts it at a word boundary
+    after at most 72 characters (``"…"`` marks a cut). The full reason stays in
+    :attr:`AtlasRow.refused`.
+    """
+    text = reason.split(" is refused: ", 1)[-1]
+    text = re.sub(r"\s*\([^()]*\)", "", text)
+    for stop in ("; ", ", so "):
+        text = text.split(stop, 1)[0]
+    text = text.rstrip(" .,")
+    if len(text) > _SHORT:
+        text = text[:_SHORT].rsplit(" ", 1)[0].rstrip(" ,;") + "…"
+    return text
 
 
 def atlas_row(model_type: str, config, *, outer: list[str] = (),
@@ -322,7 +353,8 @@ def atlas_row(model_type: str, config, *, outer: list[str] = (),
     try:
         specs = layer_specs(config)
     except ValueError as err:
-        return AtlasRow(model_type, outer, layers="refused", note=str(err), refused=str(err))
+        return AtlasRow(model_type, outer, layers="refused", note=short_reason(str(err)),
+                        refused=str(err))
     d = _as_dict(config)
     return AtlasRow(
         model_type, outer,
@@ -333,7 +365,7 @@ def atlas_row(model_type: str, config, *, outer: list[str] = (),
         scaling=_per_type(specs, lambda s: s.rope_type),
         no_rope=_no_rope(specs),
         extras=_extras(specs, d, mrope_default),
-        windows=_windows(specs),
+        windows=_windows(specs, d),
         note=note,
     )
 
@@ -370,21 +402,32 @@ def _family(row: AtlasRow, code) -> str:
     return f"{code(row.model_type)} via {via}"
 
 
-def _cell(row: AtlasRow, name: str) -> str:
+def _cell(row: AtlasRow, name: str, footnote: str | None = None) -> str:
     if name == "family":
         return _family(row, lambda m: f"`{m}`")
     value = getattr(row, name)
     if name == "layers" and row.refused:
         return "**refused**"
+    if name == "note" and footnote:
+        return f"{_escape(value)} [^{footnote}]"
     return _escape(value) if value else NONE
+
+
+def _footnotes(rows: list[AtlasRow]) -> dict[str, str]:
+    """``{model_type: footnote label}`` of the refused rows (``refusal-1`` …, in order)."""
+    refused = [r.model_type for r in rows if r.refused]
+    return {mt: f"refusal-{i}" for i, mt in enumerate(refused, 1)}
 
 
 def render_table(rows: list[AtlasRow], *, name: str = "atlas-table") -> str:
     """The rows as a MyST ``list-table`` with class ``posenc-atlas`` (sortable on the site).
 
     ``name`` becomes the table's label (a link target). The header row is
-    :data:`COLUMNS`; code spans hold the model types, every other cell is escaped text.
+    :data:`COLUMNS`; code spans hold the model types, every other cell is escaped text. A
+    refused row's note is its short reason and a footnote reference (``[^refusal-1]`` …)
+    whose definition, the full reason, :func:`render_footnotes` writes.
     """
+    notes = _footnotes(rows)
     lines = [
         "```{list-table}",
         ":header-rows: 1",
@@ -393,11 +436,64 @@ def render_table(rows: list[AtlasRow], *, name: str = "atlas-table") -> str:
         "",
     ]
     for cells in ([header for _, header in COLUMNS],
-                  *([_cell(row, field) for field, _ in COLUMNS] for row in rows)):
+                  *([_cell(row, field, notes.get(row.model_type)) for field, _ in COLUMNS]
+                    for row in rows)):
         lines.append(f"* - {cells[0]}")
         lines.extend(f"  - {c}" for c in cells[1:])
     lines.append("```")
     return "\n".join(lines) + "\n"
+
+
+def render_footnotes(rows: list[AtlasRow]) -> str:
+    """The footnote definitions of :func:`render_table`'s refused rows: each refused
+    family's full reason, as :func:`~posenc.hf_config.layer_specs` gives it."""
+    notes = _footnotes(rows)
+    by_type = {r.model_type: r for r in rows}
+    return "".join(f"[^{label}]: `{mt}`: {_escape(by_type[mt].refused)}\n\n"
+                   for mt, label in notes.items())
+
+
+def _counts_note(rows: list[AtlasRow]) -> str:
+    """Why the page's counts differ from the registry's (chapter 12 counts the registry)."""
+    listed = {r.model_type for r in rows}
+    refused = [r for r in rows if r.refused]
+    by_record = [r for r in refused if r.model_type in FAMILIES
+                 and FAMILIES[r.model_type].refuse]
+    unreadable = [r for r in refused if r.model_type in FAMILIES
+                  and not FAMILIES[r.model_type].refuse]
+    unverified = [r for r in refused if r.model_type in UNVERIFIED]
+    other = len(refused) - len(by_record) - len(unreadable) - len(unverified)
+    n_refuse = sum(1 for rec in FAMILIES.values() if rec.refuse)
+    elsewhere = sorted(set(FAMILIES) - listed)
+    def are(n: int) -> str:
+        return f"{n} {'is' if n == 1 else 'are'}"
+
+    def have(n: int) -> str:
+        return f"{n} {'has' if n == 1 else 'have'}"
+
+    parts = [f"{are(len(by_record))} refused by their family's record"]
+    if unreadable:
+        parts.append(f"{len(unreadable)} by a default configuration posenc cannot read ("
+                     + ", ".join(f"`{r.model_type}`" for r in unreadable)
+                     + "; the record is checked on a repaired one)")
+    parts.append(f"{have(len(unverified))} no record because `transformers` cannot run "
+                 "their default configuration, so no check could verify one "
+                 "({py:data}`~posenc.hf_config.families.UNVERIFIED`)")
+    if other:
+        parts.append(f"{have(other)} no record at all")
+    text = (
+        "These counts are of the families `transformers` defines. Chapter 12 counts "
+        "another set, posenc's registry {py:data}`~posenc.hf_config.FAMILIES`: "
+        f"{len(FAMILIES)} records, {n_refuse} of which refuse their family by name. Of "
+        f"this page's {len(refused)} refused rows, " + ", ".join(parts[:-1])
+        + (" and " if len(parts) > 1 else "") + parts[-1] + "."
+    )
+    if elsewhere:
+        names = ", ".join(f"`{m}`" for m in elsewhere)
+        text += (f" The registry also holds records for {len(elsewhere)} model "
+                 f"type{'s' if len(elsewhere) > 1 else ''} this page does not list "
+                 f"({names}: not a text model by the sweep's test).")
+    return text
 
 
 def render_page(rows: list[AtlasRow], *, version: str, command: str,
@@ -432,7 +528,10 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         "{py:func}`posenc.hf_config.layer_specs` reads it "
         "(summarised by {py:mod}`posenc.hf_config.atlas`). "
         f"**{len(rows)} families, {len(rows) - len(refused)} read, {len(refused)} "
-        "refused** (a refused row gives posenc's reason instead of guessing).",
+        "refused** (a refused row gives posenc's reason in one line instead of guessing, "
+        "and the full reason in its footnote).",
+        "",
+        _counts_note(rows),
         "",
         "The family list comes from `transformers` itself (every model type whose modeling "
         "module defines a text rotary-embedding class), not from a hand-kept list. The "
@@ -446,8 +545,11 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         f"Regenerate the page with `{command}`; `tests/test_atlas.py` fails when this "
         "file is not what that command writes.",
         "",
-        "How to read a row: **layers** is the shortest repeating unit of the layer types "
-        "(sliding, full, linear, chunked …) with the layer count, or, where nothing "
+        "How to read a row: **layers** is the shortest repeating unit of the layer types, "
+        "named as the config names them without the `_attention` suffix (sliding, full, "
+        "linear, chunked, Falcon-H1's hybrid, LFM2's conv …; old names such as `mamba` and "
+        "`attention` renamed as `transformers` renames them), with the layer count, or, "
+        "where nothing "
         "repeats, the counts and the indices (from 0) of the rarer types; **base** is "
         "`rope_theta`; **rotated** says how much of each q/k head rotates and where: "
         "*leading* (the first channels), *trailing* (the last: the rope slice of MLA "
@@ -458,7 +560,9 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         "are position terms besides the rotation (Llama 4's query temperature, Ministral "
         "3's query scale, rotated values), M-RoPE and RoPE keys the family's code ignores; "
         "**window** counts the keys a query sees, itself included (bidirectional encoders: "
-        "one more than the keys on each side, as transformers passes it). Where layer types "
+        "one more than the keys on each side, as transformers passes it), and chunked "
+        "layers give their chunk (`attention_chunk_size`: a query sees the keys of its own "
+        "chunk). Where layer types "
         "differ, a cell gives one value per type. M-RoPE is named where the config "
         "carries an `mrope_section` or the family's rotary module falls back on one of "
         "its own: for text tokens the three position streams coincide, and the row gives "
@@ -468,6 +572,8 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         "it filters the rows.",
         "",
         render_table(rows),
+        render_footnotes(rows).rstrip("\n"),
+        "",
     ]
     if unbuildable:
         parts += [

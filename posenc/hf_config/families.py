@@ -2,27 +2,102 @@
 
 One :class:`Family` record per ``model_type`` in :data:`FAMILIES`, in the spirit of
 ``transformers``' own auto mappings: a reader finds a model by its ``model_type`` and reads
-its rules at a glance. Every field is data — a name from a small vocabulary that
-:mod:`posenc.hf_config.layers` interprets — never code. A ``model_type`` missing from the
-table is refused by name (:func:`family`).
+its rules at a glance. Fields are data — values and small named types (:class:`Every`,
+:class:`NopeFlags`, :class:`TypeBase` …) that the readers interpret; where a family's rule
+is not a value, the record names one function of this module (``translate``,
+``rope_rule``) that mirrors the few lines of that family's ``transformers`` code it stands
+for. A ``model_type`` missing from the table is refused by name (:func:`family`), with the
+reason where posenc knows it (:data:`UNVERIFIED`).
 
 The rules encode ``transformers`` 5.24 (the pinned version): its ``Config.__post_init__``
 defaults (the layer pattern a ``config.json`` without ``layer_types`` gets, NoPE flags), the
 modeling code (which channels rotate and how they pair, which layer types skip RoPE, extra
 position terms) and ``convert_rope_params_to_dict`` overrides (OLMo 3's scaling on full
-attention only, ModernBERT's two bases). ``tests/test_hf_sweep.py`` checks every record
-against the family's own rotary module and attention layers, layer by layer.
+attention only, ModernBERT's two bases), the class defaults a ``config.json`` may leave
+out, and the legacy keys a constructor translates. ``tests/test_hf_sweep.py`` checks every
+record against the family's own rotary module and attention layers, layer by layer (on a
+repaired default where ``transformers`` cannot run its own, and fails when a record it
+uses was never verified); ``tests/test_hf_config.py`` checks the class defaults of every
+record and published configs that carry legacy keys and switches.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import NamedTuple
 
-__all__ = ["ATTENTION_TYPES", "FAMILIES", "Family", "family"]
+__all__ = [
+    "ATTENTION_TYPES", "FAMILIES", "FLAT_TEXT_CONFIGS", "LEGACY_LAYER_TYPES", "UNVERIFIED",
+    "AllLayers",
+    "BlockTypes", "Every", "Family", "NopeFlags", "TypeBase", "TypeHeadDim", "family",
+]
 
 #: Layer types whose attention rotates q and k (unless a family rule says otherwise).
 ATTENTION_TYPES = frozenset({"full_attention", "sliding_attention", "chunked_attention"})
+
+#: Old layer-type names every ``transformers`` config renames when it is built
+#: (``PreTrainedConfig.__post_init__`` calls ``remap_legacy_layer_types``: transformers 5.24
+#: ``configuration_utils._LEGACY_LAYER_TYPE_REMAP``); posenc reads ``layer_types`` the same way.
+LEGACY_LAYER_TYPES = MappingProxyType({
+    "mamba": "linear_attention",
+    "attention": "full_attention",
+    "deepseek_sparse_attention": "indexed_attention",
+    "qwen_sparse_attention": "indexed_attention",
+})
+
+
+class Every(NamedTuple):
+    """A layer pattern by period: layer ``i`` is ``"full_attention"`` iff
+    ``(i + 1 + offset) % every == 0``, else ``other``; ``every`` is ``config[key]`` (``None``:
+    always ``default``), or, when that value is a string such as EXAONE's ``"LLLG"``, the
+    pattern spelt out (``G`` global)."""
+
+    key: str | None
+    default: int
+    offset: int = 0
+    other: str = "sliding_attention"
+
+
+class AllLayers(NamedTuple):
+    """Every layer has one type (Falcon-H1's ``"hybrid"``)."""
+
+    layer_type: str
+
+
+class NopeFlags(NamedTuple):
+    """Per-layer RoPE flags: ``config[key][i] == 0`` marks a layer without RoPE; without
+    the list, every ``config[interval_key]``-th layer (default ``default_interval``)."""
+
+    key: str
+    interval_key: str
+    default_interval: int
+
+
+class TypeBase(NamedTuple):
+    """A per-type ``rope_theta`` read from its own key (``default`` when the key is absent)."""
+
+    layer_type: str
+    key: str
+    default: float
+
+
+class TypeHeadDim(NamedTuple):
+    """A per-type head width read from its own key (Gemma 4's ``global_head_dim``)."""
+
+    layer_type: str
+    key: str
+    default: int
+
+
+class BlockTypes(NamedTuple):
+    """Blocks listed under another key, each mapped to a layer type (``(block, type)``
+    pairs); the list repeats when it is shorter than the layer count (RecurrentGemma)."""
+
+    key: str
+    mapping: tuple[tuple[str, str], ...]
+
 
 
 @dataclass(frozen=True)
@@ -44,26 +119,27 @@ class Family:
         layer_pattern: how ``layer_types`` is derived when a config has none — ``None``
             (every layer ``"full_attention"``, or ``"sliding_attention"`` if the config has
             a ``sliding_window`` and ``use_sliding_window`` is not false);
-            ``("every", key, default, offset, other)``: layer ``i`` is full iff
-            ``(i + 1 + offset) % config[key] == 0`` (``key`` may be ``None`` for a fixed
-            ``default``), else ``other``; or ``"listed"``: the family's pattern is not
-            encoded here, so a config without ``layer_types`` is refused by name.
+            :class:`Every` (a period read from a key: layer ``i`` is full iff
+            ``(i + 1 + offset) % config[key] == 0``, else ``other``); :class:`AllLayers`
+            (every layer one type: Falcon-H1's ``"hybrid"``); or ``"listed"``: the
+            family's pattern is not encoded here, so a config without ``layer_types`` is
+            refused by name.
         last_layer_full: the config class forces the last layer to ``"full_attention"``
             (Gemma 4).
-        nope_flags: ``(key, interval_key, default_interval)`` — ``config[key][i] == 0``
-            marks a layer **without** RoPE (SmolLM3, Llama 4: 1 = uses RoPE); without the
+        nope_flags: :class:`NopeFlags` — ``config[key][i] == 0`` marks a layer
+            **without** RoPE (SmolLM3, Llama 4: 1 = uses RoPE); without the
             list, every ``interval``-th layer is NoPE.
         nope_types: layer types that carry no RoPE (Cohere 2's and EXAONE 4's global
             layers; linear-attention and state-space layers of hybrids).
-        block_types_key: ``(key, mapping)`` for hybrids that list blocks under another key
+        block_types_key: :class:`BlockTypes` for hybrids that list blocks under another key
             (``layers_block_type``): each entry is mapped to a layer type.
         flat_rope_types: for a flat (not per-type) RoPE dict, the layer types it applies to;
             the other types get the default rope with the same ``rope_theta`` (OLMo 3
             scales full-attention layers only). ``None``: every type.
-        type_bases: ``{layer_type: (key, default)}`` — a per-type ``rope_theta`` read from
-            its own config key (Gemma 3's ``rope_local_base_freq``, ModernBERT's
+        type_bases: :class:`TypeBase` entries — a per-type ``rope_theta`` read from its
+            own config key (Gemma 3's ``rope_local_base_freq``, ModernBERT's
             ``local_rope_theta`` / ``global_rope_theta``).
-        type_head_dim: ``{layer_type: (key, default)}`` — a per-type head width (Gemma 4's
+        type_head_dim: :class:`TypeHeadDim` entries — a per-type head width (Gemma 4's
             ``global_head_dim``).
         window_offset: added to ``config.sliding_window`` to give the keys a query sees,
             itself included (bidirectional encoders that see ``w`` on each side: ``+1``).
@@ -81,13 +157,34 @@ class Family:
         attention_index_key: a config key listing the indices of the attention layers of
             an SSM hybrid (Bamba's ``attn_layer_indices``); the others are
             ``"linear_attention"``.
-        rope_switch: ``(key, default)`` — RoPE is on only when ``config[key]`` is true
-            (Zamba 2's ``use_mem_rope``, default false).
+        default_theta: ``rope_theta`` when neither the RoPE dict nor the top level gives
+            one: the config class's ``default_theta`` (or its ``rope_theta`` field's
+            default), 10000 unless the class says otherwise; per-type bases are in
+            :attr:`type_bases` (``tests/test_hf_config.py`` checks every record against its
+            class).
+        rope_type_aliases: ``((old, new), …)`` — legacy ``rope_type`` names the config
+            class renames (Phi-3's ``"su"`` and ``"yarn"`` mean ``"longrope"``; Qwen2-VL's
+            ``"mrope"`` means ``"default"``); elsewhere such a name is refused as unknown.
+        defaults: ``((key, value), …)`` — position keys the config class fills in when a
+            config.json leaves them out (a ``head_dim`` of 128 where ``hidden_size //
+            num_attention_heads`` says otherwise, Mistral's ``sliding_window`` 4096); set on
+            the dict before anything else reads it (from :data:`_CLASS_DEFAULTS`).
+        translate: a named function ``(config dict) -> None`` that renames legacy keys the
+            way the family's config class does in its constructor (MiniMax-M2's
+            ``rotary_dim`` becomes ``partial_rotary_factor``; LFM2's ``full_attn_idxs``
+            becomes ``layer_types``); it changes the dict in place and leaves a dict that
+            already carries the new keys as it is.
+        rope_rule: a named function ``(config dict, layer_types, flags) -> flags`` that
+            decides which layers rotate where the modeling code reads a switch
+            (Zamba 2's ``use_mem_rope``; Granite-H's ``position_embedding_type``; EXAONE 4's
+            global layers rotate when ``sliding_window`` is null).
+        interleave_switch: ``(key, default)`` — a config key that picks the pairing: true
+            gives :attr:`layout`, false the ``"half"`` layout (DeepSeek's
+            ``rope_interleave``).
         query_temperature: Llama 4's NoPE-layer query temperature
             (:func:`posenc.attention.llama4_attn_scale`) is on.
         query_scale_key: a RoPE-dict key that scales queries on every layer by position
             (Ministral 3's ``llama_4_scaling_beta``).
-        values_rotated: the values carry RoPE too (DeepSeek-V4: K = V).
         ignored_keys: RoPE-dict keys ``transformers`` accepts but this family's code never
             reads, with the reason (reported in :class:`~posenc.hf_config.LayerSpec`'s
             ``ignored`` field instead of raised).
@@ -108,14 +205,14 @@ class Family:
     partial_rotary_factor: float | None = None
     head_dim_key: str | None = None
     full_head_dim: tuple[str, str] | None = None
-    layer_pattern: tuple | None = None
+    layer_pattern: Every | AllLayers | str | None = None
     last_layer_full: bool = False
-    nope_flags: tuple[str, str, int] | None = None
+    nope_flags: NopeFlags | None = None
     nope_types: frozenset[str] = frozenset()
-    block_types_key: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    block_types_key: BlockTypes | None = None
     flat_rope_types: frozenset[str] | None = None
-    type_bases: tuple[tuple[str, str, float], ...] = ()
-    type_head_dim: tuple[tuple[str, str, int], ...] = ()
+    type_bases: tuple[TypeBase, ...] = ()
+    type_head_dim: tuple[TypeHeadDim, ...] = ()
     window_offset: int = 0
     window_divisor: int = 1
     window_key: str | None = "sliding_window"
@@ -123,10 +220,14 @@ class Family:
     attention_types: frozenset[str] = frozenset()
     nope_index_key: str | None = None
     attention_index_key: str | None = None
-    rope_switch: tuple[str, bool] | None = None
+    default_theta: float = 10_000.0
+    rope_type_aliases: tuple[tuple[str, str], ...] = ()
+    defaults: tuple[tuple[str, object], ...] = ()
+    translate: Callable[[dict], None] | None = None
+    rope_rule: Callable[[dict, list, list], list] | None = None
+    interleave_switch: tuple[str, bool] | None = None
     query_temperature: bool = False
     query_scale_key: str | None = None
-    values_rotated: bool = False
     ignored_keys: tuple[tuple[str, str], ...] = ()
     ntk_alpha_key: str | None = None
     length_mscale: tuple[str, str] | None = None
@@ -135,17 +236,245 @@ class Family:
     note: str = ""
 
 
-_LLAMA = Family()
+# --------------------------------------------------------------------------- one-family rules
+# Named functions that one record (or a few records sharing the rule) refers to: each mirrors
+# a few lines of the family's transformers 5.24 config class or attention forward, named in
+# its docstring. Translators (Family.translate) change a config.json dict in place the way
+# the config class's constructor does and leave an already-translated dict as it is; rope
+# rules (Family.rope_rule) map ``(config, layer_types, flags)`` to the layers that rotate.
+
+
+def _minimax_m2_rotary_dim(d: dict) -> None:
+    """``MiniMaxM2Config.convert_rope_params_to_dict``: a legacy top-level ``rotary_dim``
+    becomes ``partial_rotary_factor = rotary_dim / head_dim`` unless the file sets a
+    ``partial_rotary_factor`` itself (published MiniMax-M2 files carry ``rotary_dim``)."""
+    r = d.get("rotary_dim")
+    if r is not None and d.get("partial_rotary_factor") is None and d.get("head_dim"):
+        d["partial_rotary_factor"] = r / d["head_dim"]
+
+
+def _lfm2_full_attn_idxs(d: dict) -> None:
+    """``Lfm2Config.__post_init__``: without ``layer_types``, the layers listed in
+    ``full_attn_idxs`` (default: every layer) are ``"full_attention"`` and the others
+    ``"conv"`` (short convolutions: no positions)."""
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
+        idxs = d.get("full_attn_idxs")
+        full = set(range(n) if idxs is None else idxs)
+        d["layer_types"] = ["full_attention" if i in full else "conv" for i in range(n)]
+
+
+def _bamba_half_rotary(d: dict) -> None:
+    """``BambaConfig.__post_init__`` sets ``partial_rotary_factor = 0.5`` whatever the
+    file's top-level value ("hardcode for BC"); a RoPE dict's own factor still wins."""
+    d["partial_rotary_factor"] = 0.5
+
+
+def _cohere2_moe_prefix(d: dict) -> None:
+    """``Cohere2MoeConfig.__post_init__``: the first ``first_k_dense_replace`` layers
+    (popped, default 0) are dense-MLP layers whose pattern is
+    ``prefix_dense_sliding_window_pattern`` (default 1: every one global), the rest follow
+    ``sliding_window_pattern`` (default 4); ``mlp_layer_types`` marks the prefix ``"dense"``."""
+    n = d.get("num_hidden_layers")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return
+    k = d.get("first_k_dense_replace") or 0
+    if d.get("layer_types") is None:
+        pre = d.get("prefix_dense_sliding_window_pattern", 1)
+        rest = d.get("sliding_window_pattern", 4)
+        d["layer_types"] = (
+            ["sliding_attention" if (i + 1) % pre else "full_attention" for i in range(k)]
+            + ["sliding_attention" if (i + 1) % rest else "full_attention"
+               for i in range(n - k)])
+    if d.get("mlp_layer_types") is None:
+        d["mlp_layer_types"] = ["dense" if i < k else "sparse" for i in range(n)]
+
+
+def _neomme_rope_per_type(d: dict) -> None:
+    """``NeoMMEConfig.convert_rope_params_to_dict``: one RoPE dict per layer type, its
+    ``rope_theta`` the top-level one or the class's per-type default (full 1e6, sliding
+    1e4) and its ``partial_rotary_factor`` the per-type default (full 0.25, sliding 1)."""
+    raw = d.get("rope_parameters") or d.get("rope_scaling") or {}
+    types = set(d.get("layer_types") or ())
+    if raw and not set(raw) <= types | {"full_attention", "sliding_attention"}:
+        raise ValueError(
+            "config['rope_parameters'] of model_type 'neomme' must be one dict per layer "
+            f"type ({sorted(types)}), as NeoMMEConfig builds it; got keys {sorted(raw)}")
+    theta = d.get("rope_theta")
+    bases = {"full_attention": 1_000_000.0, "sliding_attention": 10_000.0}
+    factors = {"full_attention": 0.25, "sliding_attention": 1.0}
+    nested = {k: dict(v) for k, v in raw.items()}
+    for lt in types:
+        p = nested.setdefault(lt, {})
+        p.setdefault("rope_type", "default")
+        p.setdefault("rope_theta", theta if theta is not None else bases.get(lt))
+        p.setdefault("partial_rotary_factor", factors.get(lt))
+    d.pop("rope_scaling", None)
+    d["rope_parameters"] = nested
+
+
+def _mistral4_mla_head(d: dict) -> None:
+    """``Mistral4Config.__post_init__``: ``head_dim = qk_nope_head_dim + qk_rope_head_dim``
+    (always), and ``partial_rotary_factor = qk_rope_head_dim / head_dim`` unless the RoPE
+    dict sets one: the rope slice is the trailing part of a whole head."""
+    nope, rope = d.get("qk_nope_head_dim", 64), d.get("qk_rope_head_dim", 64)
+    if isinstance(nope, int) and isinstance(rope, int):
+        d["head_dim"] = nope + rope
+        if d.get("partial_rotary_factor") is None:
+            d["partial_rotary_factor"] = rope / (nope + rope)
+
+
+def _head_dim_from_hidden(d: dict) -> None:
+    """``UnlimitedOcrTextConfig.__post_init__`` sets ``head_dim = hidden_size //
+    num_attention_heads`` whatever the file says."""
+    hidden, heads = d.get("hidden_size"), d.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        d["head_dim"] = hidden // heads
+
+
+def _llama4_layer_types(d: dict) -> None:
+    """``Llama4TextConfig.__post_init__``: without ``layer_types``, a layer that rotates
+    (``no_rope_layers[i]``, default every 4th layer without) is ``"chunked_attention"``
+    when ``attention_chunk_size`` is set (default 8192), the others ``"full_attention"``."""
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is not None or not isinstance(n, int) or isinstance(n, bool):
+        return
+    flags = d.get("no_rope_layers")
+    if not flags:
+        every = d.get("no_rope_layer_interval") or 4
+        if not isinstance(every, int) or every < 1:
+            return  # left to the NoPE reader, which names the key
+        flags = [int((i + 1) % every != 0) for i in range(n)]
+    chunked = d.get("attention_chunk_size", 8192) is not None
+    d["layer_types"] = ["chunked_attention" if f and chunked else "full_attention"
+                        for f in flags]
+
+
+def _layer_theta_per_layer(d: dict) -> None:
+    """``GraniteSWAModel`` (and Granite-MoE-SWA): ``layer_rope_theta[i]`` is layer ``i``'s
+    base — one rotary module per distinct non-zero base, built from ``rope_parameters``
+    with that ``rope_theta`` — and 0 means no positions (:func:`_nope_where_theta_zero`);
+    without the list every layer has the global base. Written as per-layer overrides of
+    the RoPE dict (``per_layer_config``)."""
+    thetas = d.get("layer_rope_theta")
+    if not isinstance(thetas, list):
+        return
+    key = "rope_scaling" if d.get("rope_scaling") else "rope_parameters"
+    base = d.get(key) or {}
+    if any(isinstance(v, dict) for v in base.values()):
+        raise ValueError("config['layer_rope_theta'] with a per-layer-type RoPE dict: posenc "
+                         "does not know which base such a layer gets")
+    per = {int(k): dict(v) for k, v in (d.get("per_layer_config") or {}).items()}
+    for i, theta in enumerate(thetas):
+        if theta:
+            per.setdefault(i, {})[key] = {**base, "rope_theta": theta}
+    d["per_layer_config"] = per
+
+
+def _nope_where_theta_zero(d: dict, types: list, flags: list, thetas=None) -> list:
+    """Granite-SWA: the model passes no position embeddings to a layer whose
+    ``layer_rope_theta`` is 0 (``GraniteSWAModel.forward``)."""
+    n = len(types)
+    thetas = d.get("layer_rope_theta") if thetas is None else thetas
+    if thetas is None:
+        return flags
+    if len(thetas) < n:
+        raise ValueError(f"config['layer_rope_theta'] has {len(thetas)} entries for {n} layers")
+    return [f and bool(t) for f, t in zip(flags, thetas[:n], strict=True)]
+
+
+def _muse_nope_layers(d: dict, types: list, flags: list) -> list:
+    """Muse Glimmer / Spark: the model passes no position embeddings to a layer whose
+    ``layer_rope_theta`` is 0 (``MuseGlimmerModel.forward``); without the list the config
+    class puts 0 on every 4th layer counting from the last (``MuseGlimmerConfig`` and
+    ``MuseSparkConfig.__post_init__``); a non-zero entry only switches RoPE on."""
+    n = len(types)
+    thetas = d.get("layer_rope_theta")
+    if thetas is None:
+        thetas = [0 if (n - 1 - i) % 4 == 0 else 1 for i in range(n)]
+    return _nope_where_theta_zero(d, types, flags, thetas)
+
+
+def _qwen2_window_layers(d: dict) -> None:
+    """``Qwen2Config.__post_init__`` (Qwen3, Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni text alike):
+    ``sliding_window`` is kept only with ``use_sliding_window`` (default false), and without
+    ``layer_types`` layer ``i`` is ``"sliding_attention"`` iff a window is kept and
+    ``i >= max_window_layers`` (the class default is in :attr:`Family.defaults`)."""
+    if not d.get("use_sliding_window", False):
+        d["sliding_window"] = None
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
+        first = d.get("max_window_layers")
+        window = d.get("sliding_window") is not None and isinstance(first, int)
+        d["layer_types"] = ["sliding_attention" if window and i >= first else "full_attention"
+                            for i in range(n)]
+
+
+def _qwen2_moe_window_layers(d: dict) -> None:
+    """``Qwen2MoeConfig.__post_init__``: ``sliding_window`` is kept only with
+    ``use_sliding_window`` (else 0), and without ``layer_types`` layer ``i`` is
+    ``"sliding_attention"`` iff ``(i + 1) % 2``, ``i < max_window_layers`` and
+    ``use_sliding_window``."""
+    use = bool(d.get("use_sliding_window", False))
+    if not use:
+        d["sliding_window"] = 0
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
+        last = d.get("max_window_layers")
+        d["layer_types"] = [
+            "sliding_attention" if use and (i + 1) % 2 and isinstance(last, int) and i < last
+            else "full_attention" for i in range(n)]
+
+
+def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
+    """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
+    false)."""
+    return flags if d.get("use_mem_rope", False) else [False] * len(flags)
+
+
+def _rope_if_embedding_type_rope(d: dict, types: list, flags: list) -> list:
+    """``GraniteMoeHybridModel.__init__`` builds its rotary module only when
+    ``position_embedding_type == "rope"`` (default ``None``; Granite-4.0-H files say
+    ``"nope"``); otherwise its attention layers get no positions."""
+    return flags if d.get("position_embedding_type") == "rope" else [False] * len(flags)
+
+
+def _global_rope_without_window(d: dict, types: list, flags: list) -> list:
+    """EXAONE 4, EXAONE-MoE, Kolibri: ``if self.sliding_window is None or self.is_sliding``
+    — with a null ``sliding_window`` the global layers rotate too."""
+    if d.get("sliding_window") is not None:
+        return flags
+    return [f or t == "full_attention" for f, t in zip(flags, types, strict=True)]
+
+
+def _rope_only_with_window(d: dict, types: list, flags: list) -> list:
+    """Cohere 2, Flint: ``if self.sliding_window is not None`` (the layer's window, set on
+    sliding layers only) — with a null ``sliding_window`` no layer rotates."""
+    return flags if d.get("sliding_window") is not None else [False] * len(flags)
+
+
+def _cohere2_moe_rope(d: dict, types: list, flags: list) -> list:
+    """``Cohere2MoeAttention``: ``if self.sliding_window is not None or self.force_rope``,
+    with ``force_rope`` on dense-prefix layers (``mlp_layer_types[i] == "dense"``) when
+    ``prefix_dense_sliding_window_pattern == 1`` — those global layers rotate."""
+    window = d.get("sliding_window") is not None
+    mlp = list(d.get("mlp_layer_types") or ())
+    mlp += ["sparse"] * (len(types) - len(mlp))
+    force = d.get("prefix_dense_sliding_window_pattern", 1) == 1
+    return [(f and window) or (force and m == "dense")
+            for f, m in zip(flags, mlp[:len(types)], strict=True)]
+
+
 _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
-_GEMMA3 = Family(layer_pattern=("every", "sliding_window_pattern", 6, 0, "sliding_attention"),
+_GEMMA3 = Family(layer_pattern=Every("sliding_window_pattern", 6, 0, "sliding_attention"),
                  flat_rope_types=frozenset({"full_attention"}),
-                 type_bases=(("sliding_attention", "rope_local_base_freq", 10_000.0),
-                             ("full_attention", "rope_theta", 1_000_000.0)))
+                 type_bases=(TypeBase("sliding_attention", "rope_local_base_freq", 10_000.0),
+                              TypeBase("full_attention", "rope_theta", 1_000_000.0)))
 _SLIDING_NOPE_GLOBAL = Family(
-    layer_pattern=("every", "sliding_window_pattern", 4, 0, "sliding_attention"),
-    nope_types=frozenset({"full_attention"}))
+    layer_pattern=Every("sliding_window_pattern", 4, 0, "sliding_attention"),
+    nope_types=frozenset({"full_attention"}), rope_rule=_global_rope_without_window)
 _LINEAR = frozenset({"linear_attention"})
 _MAX_POS_IN_DICT = (("max_position_embeddings",
                      "kept in the RoPE dict; the rotary module reads the top-level value"),)
@@ -155,121 +484,167 @@ _DSA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_h
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
               attention_types=frozenset({"indexed_attention"}), layer_pattern="listed")
 _NOPE_FULL = frozenset({"full_attention"})
+_HYBRID = frozenset({"hybrid"})
+#: DeepSeek-style MLA whose attention reads ``rope_interleave`` (default true): false
+#: rotates the rope slice in halves (``apply_rotary_pos_emb`` instead of ``…_interleave``).
+_MLA_SWITCH = replace(_MLA, interleave_switch=("rope_interleave", True))
 
-#: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
-FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
+_RECORDS: dict[str, Family] = {
     # --- Llama-like: every layer RoPE, half layout, whole head -------------------------
-    **{name: _LLAMA for name in (
-        "apertus", "apertus1p5_text", "arcee", "aria_text", "bitnet",
-        "cosmos3_edge_text", "diffllama", "doge", "emu3_text_model", "esmc", "eurobert",
-        "falcon", "falcon_h1", "flex_olmo", "gemma", "gpt_neox_japanese", "granite",
-        "granite_docling_text", "granitemoe", "granitemoeshared", "gte", "hy_v3",
-        "hyperclovax", "idefics", "jais2", "jina_embeddings_v3", "lfm2", "llama",
-        "minicpm3", "minimax_m2", "mistral", "mixtral", "molmo2_text", "nomic_bert",
-        "olmo", "olmo2", "olmoe", "paddleocr_vl_text", "persimmon", "phi", "phi3",
-        "phi4_multimodal", "qwen2", "qwen2_5_omni_text", "qwen2_5_vl_text", "qwen2_moe",
-        "qwen2_vl_text", "qwen3", "qwen3_moe", "qwen3_vl_moe_text", "qwen3_vl_text",
-        "seed_oss", "solar_open", "stablelm", "starcoder2", "step3p5", "step3p7",
-        "timesfm2_5", "voxtral_realtime_text",
-    )},
+    # name: the config class's default_theta (rope_theta when a file gives none)
+    **{name: Family(default_theta=theta) for name, theta in {
+        "apertus": 1.2e7, "apertus1p5_text": 1.2e7, "arcee": 1e4, "aria_text": 1e4,
+        "bitnet": 5e5, "cosmos3_edge_text": 1e8, "diffllama": 1e4, "doge": 1e4,
+        "emu3_text_model": 1e6, "esmc": 1e4, "eurobert": 1e4, "falcon": 1e4,
+        "flex_olmo": 5e5, "gemma": 1e4, "gpt_neox_japanese": 1e4, "granite": 1e4,
+        "granite_docling_text": 1e4, "granitemoe": 1e4, "granitemoeshared": 1e4,
+        "gte": 1.6e5, "hy_v3": 11_158_840.0, "hyperclovax": 1e4, "idefics": 1e4,
+        "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4,
+        "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
+        "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4, "paddleocr_vl_text": 5e5,
+        "persimmon": 1e4, "phi": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
+        "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6, "stablelm": 1e4,
+        "starcoder2": 1e4, "step3p5": 1e4, "timesfm2_5": 1e4,
+        "voxtral_realtime_text": 1e4,
+    }.items()},
+    # Phi3Config / Phi4MultimodalConfig rename the first releases' "su" and "yarn"
+    **{name: Family(rope_type_aliases=(("su", "longrope"), ("yarn", "longrope")))
+       for name in ("phi3", "phi4_multimodal")},
+    # Qwen2-VL's text config reads its old "mrope" type as the default 1-D frequencies;
+    # the Qwen2 family keeps a window only with use_sliding_window, on the upper layers
+    **{name: Family(default_theta=1e6, rope_type_aliases=(("mrope", "default"),),
+                    translate=_qwen2_window_layers)
+       for name in ("qwen2_vl_text", "qwen2_5_vl_text")},
+    "qwen2": Family(translate=_qwen2_window_layers),
+    "qwen3": Family(translate=_qwen2_window_layers),
+    "qwen2_5_omni_text": Family(default_theta=1e6, translate=_qwen2_window_layers),
+    "qwen2_moe": Family(translate=_qwen2_moe_window_layers),
+    "falcon_h1": Family(layer_pattern=AllLayers("hybrid"), attention_types=_HYBRID),
+    "lfm2": Family(default_theta=1e6, nope_types=frozenset({"conv"}),
+                   translate=_lfm2_full_attn_idxs),
+    "minimax_m2": Family(default_theta=5e6, translate=_minimax_m2_rotary_dim),
+    # MiniCPM3Config sets head_dim = qk_rope_head_dim: the rotary module's head is the slice
+    "minicpm3": Family(head_dim_key="qk_rope_head_dim"),
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (
-        "cwm", "granite_swa", "granitemoe_swa", "laguna", "mellum", "mimo_v2_flash",
-        "muse_glimmer_text", "muse_spark_text", "vaultgemma", "modernbert-decoder",
-        "gemma3n_text",
+        "laguna", "mellum", "mimo_v2_flash", "vaultgemma",
     )},
-    "gemma2": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
+    # a base per layer (0: no positions), decided by the model, not the attention
+    **{name: Family(layer_pattern="listed", translate=_layer_theta_per_layer,
+                    rope_rule=_nope_where_theta_zero)
+       for name in ("granite_swa", "granitemoe_swa")},
+    **{name: Family(layer_pattern="listed", rope_rule=_muse_nope_layers)
+       for name in ("muse_glimmer_text", "muse_spark_text")},
+    "cwm": Family(layer_pattern="listed", default_theta=1e6),
+    "gemma3n_text": replace(_GEMMA3, layer_pattern="listed"),
+    "modernbert-decoder": Family(
+        layer_pattern=Every("global_attn_every_n_layers", 3, -1, "sliding_attention"),
+        window_key="local_attention", window_divisor=2,
+        type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
+                     TypeBase("full_attention", "global_rope_theta", 160_000.0))),
+    "gemma2": Family(layer_pattern=Every(None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
-    **{name: Family(layer_pattern=("every", None, 6, 0, "sliding_attention"),
+    **{name: Family(layer_pattern=Every(None, 6, 0, "sliding_attention"),
                     last_layer_full=True,
-                    type_head_dim=(("full_attention", "global_head_dim", 512),))
+                    type_head_dim=(TypeHeadDim("full_attention", "global_head_dim", 512),))
        for name in ("gemma4_text", "gemma4_unified_text")},
-    "gpt_oss": Family(layer_pattern=("every", None, 2, 0, "sliding_attention")),
-    "olmo3": Family(layer_pattern=("every", None, 4, 0, "sliding_attention"),
-                    flat_rope_types=_NOPE_FULL),
-    "modernbert": Family(layer_pattern=("every", "global_attn_every_n_layers", 3, -1,
+    "gpt_oss": Family(layer_pattern=Every(None, 2, 0, "sliding_attention"),
+                      default_theta=150_000.0),
+    "olmo3": Family(layer_pattern=Every(None, 4, 0, "sliding_attention"),
+                    flat_rope_types=_NOPE_FULL, default_theta=5e5),
+    "modernbert": Family(layer_pattern=Every("global_attn_every_n_layers", 3, -1,
                                         "sliding_attention"), window_key="local_attention",
                          window_divisor=2, window_offset=1,
-                         type_bases=(("sliding_attention", "local_rope_theta", 10_000.0),
-                                     ("full_attention", "global_rope_theta", 160_000.0))),
+                         type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
+                                      TypeBase("full_attention", "global_rope_theta", 160_000.0))),
     "ultrabert": Family(layer_pattern="listed", window_offset=1),
-    "neomme": Family(layer_pattern="listed", window_offset=1),
+    "neomme": Family(layer_pattern="listed", window_offset=1, translate=_neomme_rope_per_type),
     "moshi": Family(window_key=None,
                     note="config.sliding_window is stored on the attention module but the "
                          "attention function receives None (eager and masks: causal)"),
     # --- NoPE layers ---------------------------------------------------------------------
-    "smollm3": Family(nope_flags=("no_rope_layers", "no_rope_layer_interval", 4)),
+    "smollm3": Family(nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4),
+                      default_theta=2e6),
     "cohere2": Family(layout="interleaved", nope_types=_NOPE_FULL,
-                      layer_pattern=("every", "sliding_window_pattern", 4, 0,
-                                     "sliding_attention")),
-    "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed"),
+                      layer_pattern=Every("sliding_window_pattern", 4, 0,
+                                     "sliding_attention"), rope_rule=_rope_only_with_window),
+    "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed",
+                          translate=_cohere2_moe_prefix, rope_rule=_cohere2_moe_rope),
     "exaone4": _SLIDING_NOPE_GLOBAL,
     "exaone_moe": _SLIDING_NOPE_GLOBAL,
     "afmoe": Family(nope_types=_NOPE_FULL,
-                    layer_pattern=("every", "global_attn_every_n_layers", 4, 0,
+                    layer_pattern=Every("global_attn_every_n_layers", 4, 0,
                                    "sliding_attention")),
-    "flint": Family(nope_types=_NOPE_FULL, layer_pattern="listed"),
+    "flint": Family(nope_types=_NOPE_FULL, layer_pattern="listed",
+                    rope_rule=_rope_only_with_window),
     "kolibri1": Family(nope_types=_NOPE_FULL,
-                       layer_pattern=("every", None, 5, 0, "sliding_attention")),
-    "mllama_text_model": Family(nope_index_key="cross_attention_layers"),
+                       layer_pattern=Every(None, 5, 0, "sliding_attention"),
+                       rope_rule=_global_rope_without_window),
+    "mllama_text_model": Family(nope_index_key="cross_attention_layers", default_theta=5e5),
     "llama4_text": Family(layout="interleaved",
-                          nope_flags=("no_rope_layers", "no_rope_layer_interval", 4),
-                          query_temperature=True),
+                          nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4),
+                          query_temperature=True, default_theta=5e5,
+                          translate=_llama4_layer_types),
     # --- linear-attention / SSM hybrids (no positions in those blocks) ------------------
     "qwen3_next": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
-                         layer_pattern=("every", "full_attention_interval", 4, 0,
+                         layer_pattern=Every("full_attention_interval", 4, 0,
                                         "linear_attention")),
     "qwen3_5_text": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
-                           layer_pattern=("every", "full_attention_interval", 4, 0,
+                           layer_pattern=Every("full_attention_interval", 4, 0,
                                           "linear_attention")),
     "qwen3_5_moe_text": Family(nope_types=_LINEAR, partial_rotary_factor=0.25,
-                               layer_pattern=("every", "full_attention_interval", 4, 0,
+                               layer_pattern=Every("full_attention_interval", 4, 0,
                                               "linear_attention")),
     "bailing_hybrid": Family(layout="interleaved", channels="trailing",
                              head_dim_key="qk_rope_head_dim",
                              full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
-                             nope_types=_LINEAR,
-                             layer_pattern=("every", "layer_group_size", 6, 0,
+                             nope_types=_LINEAR, default_theta=6e6,  # its rope_theta field
+                             layer_pattern=Every("layer_group_size", 6, 0,
                                             "linear_attention")),
     "olmo_hybrid": Family(nope_types=_LINEAR,
-                          layer_pattern=("every", None, 4, 0, "linear_attention")),
-    "minimax": Family(nope_types=_LINEAR, layer_pattern=("every", None, 2, 1,
-                                                         "linear_attention")),
+                          layer_pattern=Every(None, 4, 0, "linear_attention")),
+    "minimax": Family(nope_types=_LINEAR, layer_pattern=Every(None, 2, 1,
+                                                         "linear_attention"),
+                      default_theta=1e6),
     "lara_mini": Family(nope_types=_LINEAR, layer_pattern="listed"),
-    "bamba": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
+    "bamba": Family(nope_types=_LINEAR, translate=_bamba_half_rotary,
                     attention_index_key="attn_layer_indices"),
-    "granitemoehybrid": Family(nope_types=_LINEAR, layer_pattern="listed"),
+    "granitemoehybrid": Family(nope_types=_LINEAR, layer_pattern="listed",
+                               aliases=(("layer_types", "layers_block_type"),),
+                               rope_rule=_rope_if_embedding_type_rope),
     "recurrent_gemma": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
                               window_key="attention_window_size",
-                              block_types_key=("block_types", (
+                              block_types_key=BlockTypes("block_types", (
                                   ("recurrent", "linear_attention"),
                                   ("attention", "sliding_attention")))),
-    "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed"),
-    "zamba2": Family(nope_types=_LINEAR, attention_types=frozenset({"hybrid"}),
-                     rope_switch=("use_mem_rope", False),
-                     block_types_key=("layers_block_type", (
-                         ("linear_attention", "linear_attention"), ("hybrid", "hybrid")))),
-    "zaya": Family(attention_types=frozenset({"hybrid"}), layer_pattern="listed"),
+    "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed", default_theta=1e6),
+    # Zamba2Config renames a "mamba" block to "linear_attention"
+    "zamba2": Family(nope_types=_LINEAR, attention_types=_HYBRID, rope_rule=_zamba2_mem_rope,
+                     block_types_key=BlockTypes("layers_block_type", (
+                         ("linear_attention", "linear_attention"), ("hybrid", "hybrid"),
+                         ("mamba", "linear_attention")))),
+    "zaya": Family(attention_types=_HYBRID, layer_pattern="listed"),
     "unlimited_ocr_text": Family(attention_types=frozenset({"reference_sliding_attention"}),
-                                 layer_pattern="listed"),
+                                 layer_pattern="listed", translate=_head_dim_from_hidden),
     # --- interleaved pairs -----------------------------------------------------------------
-    "cohere": _INTERLEAVED,
-    "ernie4_5": _INTERLEAVED,
-    "ernie4_5_moe": _INTERLEAVED,
-    "ernie4_5_vl_moe_text": _INTERLEAVED,
+    "cohere": replace(_INTERLEAVED, default_theta=5e5),
+    "ernie4_5": replace(_INTERLEAVED, default_theta=5e5),
+    "ernie4_5_moe": replace(_INTERLEAVED, default_theta=5e5),
+    "ernie4_5_vl_moe_text": replace(_INTERLEAVED, default_theta=5e5),
     "glm_ocr_text": _INTERLEAVED,
-    "helium": _INTERLEAVED,
+    "helium": replace(_INTERLEAVED, default_theta=1e5),
     "glm": Family(layout="interleaved", partial_rotary_factor=0.5),
     "glm4": Family(layout="interleaved", partial_rotary_factor=0.5),
-    "glm4_moe": Family(layout="interleaved", partial_rotary_factor=0.5),
+    # GLM-4-MoE pairs halves (its apply_rotary_pos_emb uses rotate_half), unlike GLM-4
+    "glm4_moe": Family(partial_rotary_factor=0.5),
     "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
     "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
     # --- MLA: a decoupled rope slice at the end of each head ------------------------------
     "deepseek_v2": _MLA,
-    "deepseek_v3": _MLA,
-    "glm4_moe_lite": _MLA,
-    "youtu": _MLA,
-    "axk1": _MLA,
+    "deepseek_v3": _MLA_SWITCH,
+    "glm4_moe_lite": _MLA_SWITCH,
+    "youtu": _MLA_SWITCH,
+    "axk1": _MLA_SWITCH,
     # --- DeepSeek sparse attention (an indexer picks the keys; MLA rope slice) ------------
     "deepseek_v32": _DSA,
     "glm_moe_dsa": _DSA,
@@ -278,14 +653,15 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
         layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
         full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"),
         attention_types=frozenset({"indexed_attention"}), layer_pattern="listed",
-        nope_flags=("no_rope_layers", "no_rope_layer_interval", 4)),
+        nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4)),
     # --- partial rotation ----------------------------------------------------------------
     "gpt_neox": Family(partial_rotary_factor=0.25),
-    "minimax_m3_vl_text": _LLAMA,
+    "ministral": Family(),
+    "minimax_m3_vl_text": Family(default_theta=5e6),
     # --- scaling rules of their own ----------------------------------------------------------
     **{name: Family(ntk_alpha_key="alpha") for name in (
-        "hunyuan_v1_dense", "hunyuan_v1_moe", "hunyuan_vl_text")},
-    "phimoe": Family(length_mscale=("short_mscale", "long_mscale"),
+        "hunyuan_v1_dense", "hunyuan_v1_moe")},
+    "phimoe": Family(length_mscale=("short_mscale", "long_mscale"), default_theta=1e6,
                      note="transformers 5.24's PhimoeRotaryEmbedding.forward rebuilds "
                           "inv_freq without the sequence length, so LongRoPE's short "
                           "factors apply at every length while the attention factor "
@@ -294,7 +670,9 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     # --- a query scale by position on every layer (Ministral 3's llama_4_scaling_beta) -----
     "ministral3": Family(query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT),
     "mistral4": Family(layout="interleaved", channels="trailing",
-                       query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT),
+                       query_scale_key="llama_4_scaling_beta", ignored_keys=_MAX_POS_IN_DICT,
+                       interleave_switch=("rope_interleave", True),
+                       translate=_mistral4_mla_head),
     # --- refused ---------------------------------------------------------------------------
     "nanochat": Family(refuse="its rotate_half flips the signs (x2, -x1), so it rotates by "
                               "-theta; posenc rotates by +theta as RoFormer and Llama do"),
@@ -328,6 +706,105 @@ FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
     "jetmoe": Family(refuse="its attention cannot run on the meta device, so the sweep "
                             "cannot observe it and posenc has not checked it against "
                             "transformers"),
+}
+
+#: The config classes' defaults for position keys a config.json may leave out, where they
+#: are not what posenc would otherwise derive (``hidden_size // num_attention_heads``, no
+#: window): ``model_type -> ((key, value), …)``, merged into each record's
+#: :attr:`Family.defaults`. Read from each class's dataclass field (transformers 5.24);
+#: ``tests/test_hf_config.py`` checks every record against its class, key by key.
+_CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
+    **{mt: (("qk_nope_head_dim", 128), ("qk_rope_head_dim", 64)) for mt in (
+        "axk1", "bailing_hybrid", "deepseek_v2", "deepseek_v3", "deepseek_v32", "youtu")},
+    **{mt: (("qk_nope_head_dim", 192), ("qk_rope_head_dim", 64)) for mt in (
+        "glm4_moe_lite", "glm_moe_dsa")},
+    "axk2": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 32)),
+    "mistral_large4_text": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 64)),
+    "minicpm3": (("qk_rope_head_dim", 32),),
+    **{mt: (("head_dim", 128),) for mt in (
+        "cosmos3_edge_text", "ernie4_5", "glm", "glm4", "helium", "hy_v3", "laguna",
+        "mellum", "minimax_m2", "minimax_m3_vl_text", "ministral3",
+        "molmo2_text", "paddleocr_vl_text", "qwen3_vl_text", "seed_oss",
+        "solar_open", "step3p5", "zaya")},
+    **{mt: (("head_dim", 256),) for mt in (
+        "gemma", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")},
+    "timesfm2_5": (("head_dim", 80),),
+    "llama4_text": (("head_dim", 128), ("attention_chunk_size", 8192)),
+    # the Qwen2 family: the window and the first windowed layer (_qwen2_window_layers)
+    "qwen2": (("sliding_window", 4096), ("max_window_layers", 28)),
+    "qwen3": (("head_dim", 128), ("sliding_window", 4096), ("max_window_layers", 28)),
+    "qwen2_5_omni_text": (("sliding_window", 32768), ("max_window_layers", 28)),
+    "qwen2_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
+    "qwen2_5_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
+    "qwen2_moe": (("sliding_window", 4096), ("max_window_layers", 28)),
+    **{mt: (("sliding_window", 4096),) for mt in (
+        "cohere2", "exaone4", "exaone_moe", "ministral", "mistral", "olmo3",
+        "voxtral_realtime_text")},
+    **{mt: (("sliding_window", 128),) for mt in (
+        "granite_swa", "granitemoe_swa", "ultrabert", "unlimited_ocr_text")},
+    "afmoe": (("head_dim", 128), ("sliding_window", 1024)),
+    "cohere2_moe": (("head_dim", 128), ("sliding_window", 4096)),
+    "cwm": (("head_dim", 128), ("sliding_window", 8192)),
+    "flint": (("head_dim", 128), ("sliding_window", 513)),
+    "gemma2": (("head_dim", 256), ("sliding_window", 4096)),
+    "gemma3_text": (("head_dim", 256), ("sliding_window", 4096)),
+    "gemma3n_text": (("head_dim", 256), ("sliding_window", 512)),
+    "gemma4_text": (("head_dim", 256), ("sliding_window", 512)),
+    "gemma4_unified_text": (("head_dim", 256), ("sliding_window", 1024)),
+    "gpt_oss": (("head_dim", 64), ("sliding_window", 128)),
+    "kolibri1": (("head_dim", 128), ("sliding_window", 513)),
+    "lara_mini": (("head_dim", 128), ("sliding_window", 512)),
+    "lfm3": (("head_dim", 128), ("sliding_window", 256)),
+    "mimo_v2_flash": (("head_dim", 192), ("sliding_window", 129)),
+    "muse_glimmer_text": (("head_dim", 128), ("sliding_window", 2048)),
+    "muse_spark_text": (("head_dim", 64), ("sliding_window", 2048)),
+    "neomme": (("head_dim", 64), ("sliding_window", 256)),
+    "vaultgemma": (("head_dim", 256), ("sliding_window", 4096)),
+}
+
+#: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
+FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
+    mt: replace(rec, defaults=_CLASS_DEFAULTS[mt]) if mt in _CLASS_DEFAULTS else rec
+    for mt, rec in _RECORDS.items()
+})
+
+#: Multimodal ``model_type`` -> its text config's, for config.json files saved flat (the
+#: text keys at the top level, no ``text_config``): these config classes move the top-level
+#: keys their text config accepts into ``text_config`` (``Qwen2VLConfig.__post_init__``,
+#: ``Qwen2_5_VLConfig``, ``PaddleOCRVLConfig``: "Hub configs are saved as flat dicts").
+FLAT_TEXT_CONFIGS: MappingProxyType[str, str] = MappingProxyType({
+    "qwen2_vl": "qwen2_vl_text",
+    "qwen2_5_vl": "qwen2_5_vl_text",
+    "paddleocr_vl": "paddleocr_vl_text",
+})
+
+_CANNOT_RUN = ("transformers 5.24 cannot run its default config ({}), so no check has "
+               "compared a record with its modules and posenc keeps none")
+
+#: ``model_type`` -> why posenc has no record: families with a text rotary module whose
+#: default config ``transformers`` itself cannot run, so the family sweep could not verify
+#: a record (``tests/test_hf_sweep.py`` checks this list is exactly those families). A
+#: family leaves this list when a check on a repaired config verifies its record.
+UNVERIFIED: MappingProxyType[str, str] = MappingProxyType({
+    "beam": _CANNOT_RUN.format("its rotary module has no 'full_attention' entry"),
+    "blt": _CANNOT_RUN.format("its default has no text hidden_size for the rotary module"),
+    "chameleon": _CANNOT_RUN.format("building the model fails on a missing sub-config"),
+    "cohere_compass_text": _CANNOT_RUN.format(
+        "its rotary module has no 'full_attention' entry"),
+    "dbrx": _CANNOT_RUN.format("its attention config has no rope_theta"),
+    "deepseek_ocr2_text": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "diffusion_gemma_text": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "dots1": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "esm": _CANNOT_RUN.format("building the model fails on a missing size"),
+    "glm4v_moe_text": _CANNOT_RUN.format("its M-RoPE sections do not fit the default head"),
+    "glm4v_text": _CANNOT_RUN.format("its M-RoPE sections do not fit the default head"),
+    "hunyuan_vl_text": _CANNOT_RUN.format("its rotary module needs an mrope_section the "
+                                          "default lacks"),
+    "lfm2_moe": _CANNOT_RUN.format("building the model fails on a missing layer list"),
+    "nemotron": _CANNOT_RUN.format("building the model fails on a missing head width"),
+    "nemotron_h": _CANNOT_RUN.format("no text rotary module is built from it"),
+    "qwen4_exp_text": _CANNOT_RUN.format("building the model fails on missing head widths"),
+    "t5gemma2_decoder": _CANNOT_RUN.format("its decoder config has no dropout_rate"),
 })
 
 
@@ -336,11 +813,14 @@ def family(model_type: str) -> Family:
 
     Raises:
         ValueError: ``model_type`` is not in :data:`FAMILIES` (the message names it), or
-            the family is one ``posenc`` refuses (the message gives the reason).
+            the family is one ``posenc`` refuses or has no verified record for
+            (:data:`UNVERIFIED`; the message gives the reason).
     """
     if not model_type:
         raise ValueError("config has no 'model_type'; posenc reads a family by its model_type")
     rec = FAMILIES.get(model_type)
+    if rec is None and model_type in UNVERIFIED:
+        raise ValueError(f"model_type {model_type!r} is refused: {UNVERIFIED[model_type]}")
     if rec is None:
         raise ValueError(
             f"model_type {model_type!r} is not in posenc.hf_config.FAMILIES; posenc does "

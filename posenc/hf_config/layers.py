@@ -17,8 +17,10 @@ import torch
 
 from .. import rope
 from .._checks import check_int
-from .families import ATTENTION_TYPES, Family, family
-from .params import _as_dict, _full_head_dim, _per_type, rope_from_config, rope_parameters
+from ._config import _as_dict, _model_type, _number
+from ._patterns import _layer_types, _rope_flags
+from .families import Family, family
+from .params import _full_head_dim, _per_type, rope_from_config, rope_parameters
 
 __all__ = ["LAYER_SPEC_FIELDS", "LayerSpec", "apply_layer_rope", "layer_specs", "layer_types"]
 
@@ -46,14 +48,16 @@ class LayerSpec(NamedTuple):
     rope_type: str | None = None
     rope_theta: float | None = None
     query_scale: tuple[float, int] | None = None
-    values_rotated: bool = False
     ignored: tuple[tuple[str, str], ...] = ()
     scaling: tuple[tuple[str, object], ...] = ()
+    attention_chunk_size: int | None = None
 
     def __repr__(self) -> str:
         parts = [repr(self.layer_type)]
         if self.sliding_window is not None:
             parts.append(f"sliding_window={self.sliding_window}")
+        if self.attention_chunk_size is not None:
+            parts.append(f"attention_chunk_size={self.attention_chunk_size}")
         parts.append(f"head_dim={self.head_dim}")
         if self.use_rope:
             parts.append(f"rope_type={self.rope_type!r}")
@@ -75,8 +79,6 @@ class LayerSpec(NamedTuple):
             parts.append(f"attn_temperature={self.attn_temperature!r}")
         if self.query_scale is not None:
             parts.append(f"query_scale={self.query_scale!r}")
-        if self.values_rotated:
-            parts.append("values_rotated=True")
         if self.ignored:
             parts.append(f"ignored={[k for k, _ in self.ignored]!r}")
         return f"LayerSpec({', '.join(parts)})"
@@ -113,9 +115,11 @@ LAYER_SPEC_FIELDS = {
     "query_scale": "``(beta, original_max_position_embeddings)`` of a query scale applied on "
                    "every layer by position (Ministral 3's ``llama_4_scaling_beta``), else "
                    "``None``.",
-    "values_rotated": "the values carry RoPE too (DeepSeek-V4's shared K = V), and the "
-                      "output's rope slice is rotated back at the query position.",
     "ignored": "RoPE-dict keys the family's code never reads, as ``((key, reason), …)``.",
+    "attention_chunk_size": "for ``\"chunked_attention\"`` layers, the chunk: a query sees "
+                            "the keys of its own chunk of ``attention_chunk_size`` positions "
+                            "(``transformers``' chunked mask reads the config key); else "
+                            "``None``.",
     "scaling": "the scaling parameters of ``rope_type`` as ``transformers`` resolves them, "
                "as ``((key, value), …)`` (``factor``, ``original_max_position_embeddings``, "
                "``beta_fast`` …); ``()`` for ``default`` and layers without RoPE.",
@@ -123,24 +127,6 @@ LAYER_SPEC_FIELDS = {
 for _name, _doc in LAYER_SPEC_FIELDS.items():
     getattr(LayerSpec, _name).__doc__ = _doc
 del _name, _doc
-
-
-def _model_type(d: dict) -> str:
-    mt = d.get("model_type")
-    if not isinstance(mt, str) or not mt:
-        raise ValueError("config has no 'model_type'; posenc reads a family by its model_type")
-    return mt
-
-
-def _every(d: dict, n: int, rule: tuple) -> list[str]:
-    _, key, default, offset, other = rule
-    every = d.get(key, default) if key else default
-    if every is None:
-        every = default
-    if isinstance(every, str):  # EXAONE's "LLLG": L local (sliding), G global
-        return ["full_attention" if every[i % len(every)] == "G" else other for i in range(n)]
-    every = check_int(f"config[{key!r}]" if key else "layer pattern", every, minimum=1)
-    return ["full_attention" if (i + 1 + offset) % every == 0 else other for i in range(n)]
 
 
 def layer_types(config) -> list[str]:
@@ -159,72 +145,6 @@ def layer_types(config) -> list[str]:
     return _layer_types(d, family(_model_type(d)))
 
 
-def _layer_types(d: dict, fam: Family) -> list[str]:
-    if d.get("num_hidden_layers") is None:
-        raise ValueError("config['num_hidden_layers'] is required to list the layers")
-    n = check_int("config['num_hidden_layers']", d["num_hidden_layers"], minimum=1)
-    if d.get("layer_types"):
-        types = list(d["layer_types"])
-    elif fam.attention_index_key:
-        attn = set(d.get(fam.attention_index_key) or ())
-        types = ["full_attention" if i in attn else "linear_attention" for i in range(n)]
-    elif fam.block_types_key and d.get(fam.block_types_key[0]):
-        key, mapping = fam.block_types_key
-        table = dict(mapping)
-        blocks = list(d[key])
-        types = []
-        for i in range(n):
-            block = blocks[i % len(blocks)]  # RecurrentGemma repeats its block pattern
-            if block not in table:
-                raise ValueError(f"config[{key!r}][{i}] = {block!r} is not one of {sorted(table)}")
-            types.append(table[block])
-    elif fam.layer_pattern == "listed":
-        raise ValueError(
-            f"config of model_type {d['model_type']!r} has no 'layer_types'; posenc does not "
-            "encode this family's default layer pattern, so it needs the list"
-        )
-    elif fam.layer_pattern is not None:
-        types = _every(d, n, fam.layer_pattern)
-    elif fam.window_key and d.get(fam.window_key) is not None \
-            and d.get("use_sliding_window", True):
-        types = ["sliding_attention"] * n
-    else:
-        types = ["full_attention"] * n
-    if len(types) < n:
-        raise ValueError(f"config['layer_types'] has {len(types)} entries for {n} layers")
-    types = types[:n]
-    if fam.last_layer_full and not d.get("layer_types"):
-        types[-1] = "full_attention"
-    return types
-
-
-def _rope_flags(d: dict, fam: Family, types: list[str]) -> list[bool]:
-    n = len(types)
-    flags = [t not in fam.nope_types for t in types]
-    if fam.rope_switch is not None and not d.get(*fam.rope_switch):
-        flags = [False] * n
-    if fam.nope_index_key:
-        off = set(d.get(fam.nope_index_key) or ())
-        flags = [f and i not in off for i, f in enumerate(flags)]
-    if fam.nope_flags is not None:
-        key, interval_key, default = fam.nope_flags
-        listed = d.get(key)
-        if not listed:
-            every = check_int(f"config[{interval_key!r}]", d.get(interval_key) or default,
-                              minimum=1)
-            listed = [int((i + 1) % every != 0) for i in range(n)]
-        if len(listed) < n:
-            raise ValueError(f"config[{key!r}] has {len(listed)} entries for {n} layers")
-        flags = [f and bool(x) for f, x in zip(flags, listed[:n], strict=True)]
-    for i, (t, f) in enumerate(zip(types, flags, strict=True)):
-        if f and t not in ATTENTION_TYPES | fam.attention_types:
-            raise ValueError(
-                f"layer {i} has layer type {t!r}, which posenc's record for "
-                f"{d['model_type']!r} does not know: it cannot tell whether it uses RoPE"
-            )
-    return flags
-
-
 def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> list[LayerSpec]:
     """Per decoder layer: positions or not, window, frequencies, widths, layout, extras.
 
@@ -233,7 +153,12 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
     layers carry no RoPE (NoPE flags, global NoPE layers, linear-attention and SSM blocks),
     which RoPE settings each layer type gets (per-type dicts, OLMo 3's full-only scaling,
     second bases, a second head size), which channels rotate and how they pair, and the
-    extra position terms. A config object and its ``config.json`` dict give the same specs.
+    extra position terms. Keys a ``config.json`` leaves out take the config class's
+    defaults (:attr:`Family.defaults`, :attr:`Family.default_theta`), legacy keys are
+    translated as the class translates them (:attr:`Family.translate`), and switches the
+    modeling code reads decide which layers rotate (:attr:`Family.rope_rule`,
+    :attr:`Family.interleave_switch`). A config object and its ``config.json`` dict give
+    the same specs.
 
     Args:
         config: a ``transformers`` config object, a ``config.json`` dict, or a path to a
@@ -254,7 +179,10 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
 
     Source: ``transformers`` 5.24, each family's ``Config.__post_init__`` /
     ``convert_rope_params_to_dict`` and attention ``forward`` (``tests/test_hf_sweep.py``
-    compares every family's layers with its rotary module and attention layers).
+    compares every family's layers with its rotary module and attention layers, on its
+    default config or a repaired one; ``tests/test_hf_config.py`` checks published
+    configs, the class defaults of every record, and the families whose model decides per
+    layer).
     """
     d = _as_dict(config)
     fam = family(_model_type(d))
@@ -262,12 +190,13 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
     flags = _rope_flags(d, fam, types)
     temperature = None
     if fam.query_temperature and d.get("attn_temperature_tuning", True):
-        temperature = (int(d.get("floor_scale", 8192)), float(d.get("attn_scale", 0.1)))
-    if fam.nope_flags and fam.query_temperature and not d.get("layer_types") \
-            and d.get("attention_chunk_size", 8192) is not None:
-        # Llama4TextConfig: RoPE layers attend within chunks, NoPE layers globally
-        types = ["chunked_attention" if f else "full_attention" for f in flags]
+        temperature = (_number("config", "floor_scale", d.get("floor_scale", 8192),
+                               integer=True, minimum=1),
+                       _number("config", "attn_scale", d.get("attn_scale", 0.1)))
     _, _, nested = _per_type(d)
+    layout = fam.layout
+    if fam.interleave_switch is not None and not d.get(*fam.interleave_switch):
+        layout = "half"  # e.g. DeepSeek-V3's rope_interleave false: rotate_half on the slice
     per_layer = {int(k): dict(v) for k, v in (d.get("per_layer_config") or {}).items()}
     cache: dict[tuple, tuple] = {}
     specs = []
@@ -275,12 +204,18 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         over = per_layer.get(i, {})
         di = {**d, **over} if over else d
         w = di.get(fam.window_key) if fam.window_key else None
-        w = w // fam.window_divisor if w is not None else None
+        if w is not None:
+            w = check_int(f"config[{fam.window_key!r}]", w, minimum=0) // fam.window_divisor
         sw = w + fam.window_offset if lt == "sliding_attention" and w else None
+        chunk = None
+        if lt == "chunked_attention" and di.get("attention_chunk_size") is not None:
+            chunk = check_int("config['attention_chunk_size']", di["attention_chunk_size"],
+                              minimum=1)
         if not uses:
             specs.append(LayerSpec(lt, False, None, 1.0, sw, temperature,
                                    head_dim=_type_head_dim(di, fam, lt),
-                                   rope_channels=fam.channels, layout=fam.layout))
+                                   rope_channels=fam.channels, layout=layout,
+                                   attention_chunk_size=chunk))
             continue
         per_type = nested or fam.flat_rope_types or fam.type_bases or fam.type_head_dim
         key = (lt if per_type else "", tuple(sorted((k, str(v)) for k, v in over.items())))
@@ -294,10 +229,10 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         specs.append(LayerSpec(
             lt, True, inv, att, sw, None,
             head_dim=p["full_head_dim"] or _type_head_dim(di, fam, lt),
-            rotary_dim=p["rotary_dim"], rope_channels=channels, layout=fam.layout,
+            rotary_dim=p["rotary_dim"], rope_channels=channels, layout=layout,
             rope_type=p["rope_type"], rope_theta=p["rope_theta"],
-            query_scale=p.get("query_scale"), values_rotated=fam.values_rotated,
-            ignored=p.get("ignored", ()), scaling=_scaling(p),
+            query_scale=p.get("query_scale"), ignored=p.get("ignored", ()),
+            scaling=_scaling(p), attention_chunk_size=chunk,
         ))
     return specs
 

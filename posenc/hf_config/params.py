@@ -19,10 +19,12 @@ What is read, in ``transformers``' order of precedence:
 
 * the RoPE dict: ``rope_scaling`` (older configs) if non-empty, else ``rope_parameters``;
   it may be nested per layer type (``{"sliding_attention": {...}, "full_attention": {...}}``);
-  ``rope_type`` or its old name ``type`` (``"su"``, and ``"yarn"`` in Phi-3 configs, mean
-  ``"longrope"``; ``"mrope"`` means the default 1-D frequencies);
+  ``rope_type`` or its old name ``type``, with the family's legacy names
+  (``Family.rope_type_aliases``: ``"su"`` and ``"yarn"`` mean ``"longrope"`` in Phi-3
+  configs; ``"mrope"`` means the default 1-D frequencies in Qwen2-VL's);
 * ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
-  then 10000 (Gemma 3: 1e6 global, ``rope_local_base_freq`` or 1e4 local);
+  then the config class's default (:attr:`Family.default_theta`: 10000 unless the class
+  says otherwise; Gemma 3: 1e6 global, ``rope_local_base_freq`` or 1e4 local);
 * the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
   ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
   level, or ``rotary_pct`` (GPT-NeoX, default 0.25 there; 1 elsewhere);
@@ -31,6 +33,11 @@ What is read, in ``transformers``' order of precedence:
 * ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
   keeps it there), then the RoPE dict, then ``max_position_embeddings``; dynamic NTK uses
   ``max_position_embeddings`` itself, as ``transformers`` does.
+
+Legacy keys a family's config class renames in its constructor (MiniMax-M2's
+``rotary_dim``, LFM2's ``full_attn_idxs``, old layer-type names such as ``"mamba"``) are
+renamed first, by the family record's ``translate`` function and
+:data:`~posenc.hf_config.families.LEGACY_LAYER_TYPES`.
 
 A multimodal config is read through its ``text_config``. Unknown keys in the RoPE dict, an
 unknown ``rope_type``, missing required keys and malformed values raise an error that names
@@ -41,17 +48,15 @@ named above; ``tests/test_hf_config.py`` checks each against the model's own rot
 
 from __future__ import annotations
 
-import copy
-import math
-import os
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import torch
 
 from .. import scaling
-from .._checks import check_int
-from .families import FAMILIES, family
-from .files import read_config
+from ._config import _as_dict, _number
+from ._patterns import _layer_types
+from .families import family
 
 __all__ = ["ROPE_KEYS", "rope_from_config", "rope_parameters"]
 
@@ -64,39 +69,9 @@ ROPE_KEYS = frozenset({
     "mscale_all_dim", "truncate", "mrope_section", "mrope_interleaved",
 })
 
-_SCALED = ("yarn", "longrope", "llama3")  # the types that read original_max_position_embeddings
 
 
 # --------------------------------------------------------------------------- plumbing
-
-
-def _as_dict(config) -> dict:
-    """The text model's config as a plain dict (deep copy: the caller's is never changed).
-
-    ``config`` may also be a path to a ``config.json`` (or its directory; ``"-"`` for
-    standard input), read by :func:`~posenc.hf_config.read_config`.
-    """
-    if isinstance(config, str | os.PathLike):
-        config = read_config(config)
-    if isinstance(config, Mapping):
-        d = copy.deepcopy(dict(config))
-        text = d.get("text_config")
-        if isinstance(text, Mapping) and "num_attention_heads" not in d:
-            d = copy.deepcopy(dict(text))
-        rec = FAMILIES.get(str(d.get("model_type", "")))
-        for key, alias in (rec.aliases if rec else ()):  # GPT-J's n_layer, n_head, ...
-            if d.get(key) is None and d.get(alias) is not None:
-                d[key] = d[alias]
-        return d
-    if hasattr(config, "to_dict"):
-        if hasattr(config, "get_text_config"):
-            config = config.get_text_config()
-        return _as_dict(config.to_dict())
-    raise TypeError(
-        "config must be a transformers config object, a config.json dict or a path to "
-        "a config.json, got "
-        f"{type(config).__name__}"
-    )
 
 
 def _rope_source(d: dict) -> tuple[str, dict]:
@@ -128,15 +103,16 @@ def _per_type(d: dict) -> tuple[str, dict, bool]:
     a base per type read from its own key (:attr:`Family.type_bases`: Gemma 3, ModernBERT),
     or a head width per type (:attr:`Family.type_head_dim`: Gemma 4).
     """
-    from .families import family
-
     key, raw = _rope_source(d)
     nested = _nested(d, raw)
     fam = family(str(d.get("model_type", "")))
+    if nested and fam.type_bases:  # a per-type dict without a base takes the type's own
+        raw = {lt: dict(v) if isinstance(v, Mapping) else v for lt, v in raw.items()}
+        for lt, k, default in fam.type_bases:
+            if isinstance(raw.get(lt), dict) and raw[lt].get("rope_theta") is None:
+                raw[lt]["rope_theta"] = default if d.get(k) is None else d[k]
     if nested or not (fam.flat_rope_types or fam.type_bases or fam.type_head_dim):
         return key, raw, nested
-    from .layers import _layer_types
-
     bases = {lt: (k, default) for lt, k, default in fam.type_bases}
     per = {}
     for lt in dict.fromkeys(_layer_types(d, fam)):
@@ -151,20 +127,9 @@ def _per_type(d: dict) -> tuple[str, dict, bool]:
             if p["rope_theta"] is None:
                 p["rope_theta"] = default
         else:
-            p.setdefault("rope_theta", d.get("rope_theta", 10_000.0))
+            p.setdefault("rope_theta", d.get("rope_theta", fam.default_theta))
         per[lt] = p
     return key, per, True
-
-
-def _number(where: str, name: str, value, *, integer: bool = False):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        kind = "an integer" if integer else "a number"
-        raise TypeError(f"{where}[{name!r}] must be {kind}, got {value!r}")
-    if integer:
-        return check_int(f"{where}[{name!r}]", value)
-    if not math.isfinite(value):
-        raise ValueError(f"{where}[{name!r}] must be finite, got {value!r}")
-    return float(value)
 
 
 def _head_dim(d: dict, fam=None, layer_type: str | None = None) -> int:
@@ -184,8 +149,8 @@ def _head_dim(d: dict, fam=None, layer_type: str | None = None) -> int:
             f"config has no head_dim and no {err.args[0]!r} to derive it from "
             "(head_dim = hidden_size // num_attention_heads)"
         ) from None
-    return _number("config", "hidden_size", hidden, integer=True) // _number(
-        "config", "num_attention_heads", heads, integer=True
+    return _number("config", "hidden_size", hidden, integer=True, minimum=1) // _number(
+        "config", "num_attention_heads", heads, integer=True, minimum=1
     )
 
 
@@ -276,10 +241,7 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
             f"{sorted(known)}"
         )
     rope_type = p.get("rope_type", p.get("type", "default"))
-    if rope_type == "su" or (rope_type == "yarn" and model_type == "phi3"):
-        rope_type = "longrope"  # Phi-3's legacy names (transformers' Phi3Config)
-    if rope_type == "mrope":
-        rope_type = "default"
+    rope_type = dict(fam.rope_type_aliases).get(rope_type, rope_type)  # Phi-3's "su" …
     if rope_type not in scaling.ROPE_TYPES:
         raise ValueError(
             f"{where}['rope_type'] must be one of {sorted(scaling.ROPE_TYPES)}, got "
@@ -288,7 +250,7 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
 
     theta = p.get("rope_theta")
     if theta is None:
-        theta = d.get("rope_theta", d.get("rotary_emb_base", 10_000.0))
+        theta = d.get("rope_theta", d.get("rotary_emb_base", fam.default_theta))
     prf = p.get("partial_rotary_factor")
     if prf is None:
         prf = d.get("partial_rotary_factor")
@@ -329,62 +291,210 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
                               _number(where, "original_max_position_embeddings", orig_q,
                                       integer=True))
 
-    def need(name: str):
-        if p.get(name) is None:
-            raise ValueError(f"{where}[{name!r}] is required for rope_type {rope_type!r}")
-        return p[name]
-
-    if rope_type in _SCALED:
-        if not nested and d.get("original_max_position_embeddings") is not None:
-            orig = d["original_max_position_embeddings"]
-        else:
-            orig = p.get("original_max_position_embeddings", max_pos)
-        if orig is None:
-            raise ValueError(
-                f"{where}['original_max_position_embeddings'] is required for rope_type "
-                f"{rope_type!r} (config has no max_position_embeddings to fall back on)"
-            )
-        out["original_max_position_embeddings"] = _number(
-            where, "original_max_position_embeddings", orig, integer=True
-        )
-    if rope_type in ("linear", "dynamic", "llama3"):
-        out["factor"] = _number(where, "factor", need("factor"))
-    elif rope_type == "proportional":
-        out["factor"] = _number(where, "factor", p.get("factor", 1.0))
-    elif rope_type in ("yarn", "longrope"):
-        factor = p.get("factor")
-        if factor is None:
-            if max_pos is None:
-                raise ValueError(f"{where}['factor'] is required for rope_type {rope_type!r}")
-            factor = max_pos / out["original_max_position_embeddings"]
-        out["factor"] = _number(where, "factor", factor)
-        if p.get("attention_factor") is not None:
-            out["attention_factor"] = _number(where, "attention_factor", p["attention_factor"])
-    if rope_type == "dynamic" and max_pos is None:
-        raise ValueError("config['max_position_embeddings'] is required for rope_type 'dynamic'")
-    if rope_type == "yarn":
-        # transformers uses the mscale pair only when both are truthy, falls back to 32/1
-        # for falsy betas, and reads truncate from the top-level RoPE dict.
-        if p.get("mscale") and p.get("mscale_all_dim"):
-            out["mscale"] = _number(where, "mscale", p["mscale"])
-            out["mscale_all_dim"] = _number(where, "mscale_all_dim", p["mscale_all_dim"])
-        out["beta_fast"] = _number(where, "beta_fast", p.get("beta_fast") or 32.0)
-        out["beta_slow"] = _number(where, "beta_slow", p.get("beta_slow") or 1.0)
-        truncate = raw.get("truncate", True)
-        if not isinstance(truncate, bool):
-            raise TypeError(f"{key}['truncate'] must be true or false, got {truncate!r}")
-        out["truncate"] = truncate
-    elif rope_type == "longrope":
-        out["short_factor"] = list(need("short_factor"))
-        out["long_factor"] = list(need("long_factor"))
-    elif rope_type == "llama3":
-        out["low_freq_factor"] = _number(where, "low_freq_factor", need("low_freq_factor"))
-        out["high_freq_factor"] = _number(where, "high_freq_factor", need("high_freq_factor"))
-    if fam.ntk_alpha_key and rope_type == "dynamic" and p.get(fam.ntk_alpha_key):
-        out["alpha"] = _number(where, fam.ntk_alpha_key, p[fam.ntk_alpha_key])
-    if fam.length_mscale and rope_type == "longrope":
-        out["length_mscale"] = tuple(_number(where, k, need(k)) for k in fam.length_mscale)
+    _READERS[rope_type](_Read(p, raw, key, where, rope_type, max_pos, nested, d, fam), out)
     return out
+
+
+# --------------------------------------------------------------------------- rope types
+# One reader per rope_type (as transformers dispatches its own validation,
+# ``RotaryEmbeddingConfigMixin._validate_*_rope_parameters``): each adds that type's keys,
+# with its defaults, to the resolved settings; one builder per rope_type turns them into
+# ``(inv_freq, attention_factor)`` with posenc.scaling. A family's variant of a type is a
+# key its record names (Hunyuan's ntk_alpha_key, Phi-MoE's length_mscale), read here.
+
+
+class _Read(NamedTuple):
+    """What a rope-type reader sees: the layer type's RoPE dict ``p``, the top-level one
+    ``raw``, its config key and the ``where`` prefix of error messages, the resolved type,
+    ``max_position_embeddings``, whether the dict is per layer type, the config dict and
+    the family record."""
+
+    p: dict
+    raw: dict
+    key: str
+    where: str
+    rope_type: str
+    max_pos: object
+    nested: bool
+    d: dict
+    fam: object
+
+    def need(self, name: str):
+        if self.p.get(name) is None:
+            raise ValueError(f"{self.where}[{name!r}] is required for rope_type "
+                             f"{self.rope_type!r}")
+        return self.p[name]
+
+    def number(self, name: str, value, *, integer: bool = False,
+               minimum: int | None = None):
+        return _number(self.where, name, value, integer=integer, minimum=minimum)
+
+    def numbers(self, name: str) -> list[float]:
+        """A required list of finite numbers (LongRoPE's per-pair factors)."""
+        value = self.need(name)
+        if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
+            raise TypeError(f"{self.where}[{name!r}] must be a list of numbers, got {value!r}")
+        return [self.number(f"{name}[{i}]", v) for i, v in enumerate(value)]
+
+
+def _original(c: _Read, out: dict) -> None:
+    """``original_max_position_embeddings``: the top level first (Phi-3 keeps it there),
+    then the RoPE dict, then ``max_position_embeddings``."""
+    if not c.nested and c.d.get("original_max_position_embeddings") is not None:
+        orig = c.d["original_max_position_embeddings"]
+    else:
+        orig = c.p.get("original_max_position_embeddings", c.max_pos)
+    if orig is None:
+        raise ValueError(
+            f"{c.where}['original_max_position_embeddings'] is required for rope_type "
+            f"{c.rope_type!r} (config has no max_position_embeddings to fall back on)"
+        )
+    out["original_max_position_embeddings"] = c.number(
+        "original_max_position_embeddings", orig, integer=True, minimum=1)
+
+
+def _factor_or_ratio(c: _Read, out: dict) -> None:
+    """yarn / longrope: ``factor``, else ``max_position_embeddings / original``; an explicit
+    ``attention_factor`` when given."""
+    factor = c.p.get("factor")
+    if factor is None:
+        if c.max_pos is None:
+            raise ValueError(f"{c.where}['factor'] is required for rope_type {c.rope_type!r}")
+        factor = c.max_pos / out["original_max_position_embeddings"]
+    out["factor"] = c.number("factor", factor)
+    if c.p.get("attention_factor") is not None:
+        out["attention_factor"] = c.number("attention_factor", c.p["attention_factor"])
+
+
+def _read_default(c: _Read, out: dict) -> None:
+    """``default``: nothing beyond the base and widths."""
+
+
+def _read_linear(c: _Read, out: dict) -> None:
+    """``linear``: ``factor`` (required)."""
+    out["factor"] = c.number("factor", c.need("factor"))
+
+
+def _read_dynamic(c: _Read, out: dict) -> None:
+    """``dynamic``: ``factor`` and the top-level ``max_position_embeddings`` (both required);
+    a family's fixed NTK alpha (Hunyuan: :attr:`Family.ntk_alpha_key`) when set."""
+    out["factor"] = c.number("factor", c.need("factor"))
+    if c.max_pos is None:
+        raise ValueError("config['max_position_embeddings'] is required for rope_type "
+                         "'dynamic'")
+    if c.fam.ntk_alpha_key and c.p.get(c.fam.ntk_alpha_key):
+        out["alpha"] = c.number(c.fam.ntk_alpha_key, c.p[c.fam.ntk_alpha_key])
+
+
+def _read_yarn(c: _Read, out: dict) -> None:
+    """``yarn``: original length, factor (or the length ratio), ``attention_factor``; the
+    ``mscale`` pair only when both are truthy, betas falling back to 32/1 when falsy, and
+    ``truncate`` from the top-level RoPE dict — as ``_compute_yarn_parameters`` reads them."""
+    _original(c, out)
+    _factor_or_ratio(c, out)
+    if c.p.get("mscale") and c.p.get("mscale_all_dim"):
+        out["mscale"] = c.number("mscale", c.p["mscale"])
+        out["mscale_all_dim"] = c.number("mscale_all_dim", c.p["mscale_all_dim"])
+    out["beta_fast"] = c.number("beta_fast", c.p.get("beta_fast") or 32.0)
+    out["beta_slow"] = c.number("beta_slow", c.p.get("beta_slow") or 1.0)
+    truncate = c.raw.get("truncate", True)
+    if not isinstance(truncate, bool):
+        raise TypeError(f"{c.key}['truncate'] must be true or false, got {truncate!r}")
+    out["truncate"] = truncate
+
+
+def _read_longrope(c: _Read, out: dict) -> None:
+    """``longrope``: original length, factor (or the ratio), ``short_factor`` and
+    ``long_factor`` (required); a family's length-chosen attention factors (Phi-MoE:
+    :attr:`Family.length_mscale`) when its record names them."""
+    _original(c, out)
+    _factor_or_ratio(c, out)
+    out["short_factor"] = c.numbers("short_factor")
+    out["long_factor"] = c.numbers("long_factor")
+    if c.fam.length_mscale:
+        out["length_mscale"] = tuple(c.number(k, c.need(k)) for k in c.fam.length_mscale)
+
+
+def _read_llama3(c: _Read, out: dict) -> None:
+    """``llama3``: original length, ``factor``, ``low_freq_factor``, ``high_freq_factor``
+    (all required but the length)."""
+    _original(c, out)
+    out["factor"] = c.number("factor", c.need("factor"))
+    out["low_freq_factor"] = c.number("low_freq_factor", c.need("low_freq_factor"))
+    out["high_freq_factor"] = c.number("high_freq_factor", c.need("high_freq_factor"))
+
+
+def _read_proportional(c: _Read, out: dict) -> None:
+    """``proportional``: ``factor`` (default 1)."""
+    out["factor"] = c.number("factor", c.p.get("factor", 1.0))
+
+
+#: ``rope_type`` -> the reader that resolves its keys (one per :data:`posenc.scaling.ROPE_TYPES`).
+_READERS = {
+    "default": _read_default, "linear": _read_linear, "dynamic": _read_dynamic,
+    "yarn": _read_yarn, "longrope": _read_longrope, "llama3": _read_llama3,
+    "proportional": _read_proportional,
+}
+
+
+def _build_default(p, d, r, seq_len, common):
+    return scaling.default(d, rotary_dim=r, **common)
+
+
+def _build_linear(p, d, r, seq_len, common):
+    return scaling.linear(d, p["factor"], rotary_dim=r, **common)
+
+
+def _build_dynamic(p, d, r, seq_len, common):
+    if p.get("alpha") is not None:
+        # Hunyuan's "dynamic" with a fixed alpha: a static NTK-aware base
+        # base * alpha^(d/(d-2)) (HunYuanDenseV1RotaryEmbedding, ntk_alpha)
+        return scaling.ntk_aware(d, p["alpha"], rotary_dim=r, **common)
+    return scaling.dynamic_ntk(d, p["factor"], p["max_position_embeddings"],
+                               seq_len=seq_len, rotary_dim=r, **common)
+
+
+def _build_yarn(p, d, r, seq_len, common):
+    extra = {k: p[k] for k in ("attention_factor", "mscale", "mscale_all_dim") if k in p}
+    return scaling.yarn(d, p["factor"], p["original_max_position_embeddings"],
+                        beta_fast=p["beta_fast"], beta_slow=p["beta_slow"],
+                        truncate=p["truncate"], rotary_dim=r, **extra, **common)
+
+
+def _build_longrope(p, d, r, seq_len, common):
+    if "length_mscale" in p:
+        # Phi-MoE: transformers 5.24 rebuilds inv_freq without the length (short factors
+        # at every length) and switches only the attention factor
+        inv, _ = scaling.longrope(d, p["factor"], p["original_max_position_embeddings"],
+                                  short_factor=p["short_factor"],
+                                  long_factor=p["long_factor"], seq_len=None,
+                                  rotary_dim=r, **common)
+        short, long = p["length_mscale"]
+        longer = seq_len is not None and seq_len > p["original_max_position_embeddings"]
+        return inv, long if longer else short
+    return scaling.longrope(d, p["factor"], p["original_max_position_embeddings"],
+                            short_factor=p["short_factor"], long_factor=p["long_factor"],
+                            seq_len=seq_len, attention_factor=p.get("attention_factor"),
+                            rotary_dim=r, **common)
+
+
+def _build_llama3(p, d, r, seq_len, common):
+    return scaling.llama3(d, p["factor"], p["original_max_position_embeddings"],
+                          low_freq_factor=p["low_freq_factor"],
+                          high_freq_factor=p["high_freq_factor"], rotary_dim=r, **common)
+
+
+def _build_proportional(p, d, r, seq_len, common):
+    return scaling.proportional(d, p["factor"], rotary_dim=r, **common)
+
+
+#: ``rope_type`` -> ``(settings, head_dim, rotary_dim, seq_len, {base, dtype}) ->
+#: (inv_freq, attention_factor)``.
+_BUILDERS = {
+    "default": _build_default, "linear": _build_linear, "dynamic": _build_dynamic,
+    "yarn": _build_yarn, "longrope": _build_longrope, "llama3": _build_llama3,
+    "proportional": _build_proportional,
+}
 
 
 def rope_from_config(
@@ -418,47 +528,8 @@ def rope_from_config(
     p = rope_parameters(config, layer_type=layer_type)
     t = p["rope_type"]
     common = {"base": p["rope_theta"], "dtype": dtype}
-    d, r = p["head_dim"], p["rotary_dim"]
     where = p["source"] if layer_type is None else f"{p['source']}[{layer_type!r}]"
     try:
-        if t == "default":
-            return scaling.default(d, rotary_dim=r, **common)
-        if t == "linear":
-            return scaling.linear(d, p["factor"], rotary_dim=r, **common)
-        if t == "dynamic" and p.get("alpha") is not None:
-            # Hunyuan's "dynamic" with a fixed alpha: a static NTK-aware base
-            # base * alpha^(d/(d-2)) (HunYuanDenseV1RotaryEmbedding, ntk_alpha)
-            return scaling.ntk_aware(d, p["alpha"], rotary_dim=r, **common)
-        if t == "dynamic":
-            return scaling.dynamic_ntk(d, p["factor"], p["max_position_embeddings"],
-                                       seq_len=seq_len, rotary_dim=r, **common)
-        if t == "yarn":
-            extra = {k: p[k] for k in ("attention_factor", "mscale", "mscale_all_dim")
-                     if k in p}
-            return scaling.yarn(d, p["factor"], p["original_max_position_embeddings"],
-                                beta_fast=p["beta_fast"], beta_slow=p["beta_slow"],
-                                truncate=p["truncate"], rotary_dim=r, **extra, **common)
-        if t == "longrope" and "length_mscale" in p:
-            # Phi-MoE: transformers 5.24 rebuilds inv_freq without the length (short factors
-            # at every length) and switches only the attention factor
-            inv, _ = scaling.longrope(d, p["factor"], p["original_max_position_embeddings"],
-                                      short_factor=p["short_factor"],
-                                      long_factor=p["long_factor"], seq_len=None,
-                                      rotary_dim=r, **common)
-            short, long = p["length_mscale"]
-            longer = seq_len is not None and seq_len > p["original_max_position_embeddings"]
-            return inv, long if longer else short
-        if t == "longrope":
-            return scaling.longrope(d, p["factor"], p["original_max_position_embeddings"],
-                                    short_factor=p["short_factor"],
-                                    long_factor=p["long_factor"], seq_len=seq_len,
-                                    attention_factor=p.get("attention_factor"),
-                                    rotary_dim=r, **common)
-        if t == "llama3":
-            return scaling.llama3(d, p["factor"], p["original_max_position_embeddings"],
-                                  low_freq_factor=p["low_freq_factor"],
-                                  high_freq_factor=p["high_freq_factor"], rotary_dim=r,
-                                  **common)
-        return scaling.proportional(d, p["factor"], rotary_dim=r, **common)
+        return _BUILDERS[t](p, p["head_dim"], p["rotary_dim"], seq_len, common)
     except (TypeError, ValueError) as err:
         raise type(err)(f"{where} (rope_type {t!r}): {err}") from err

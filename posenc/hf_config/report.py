@@ -73,6 +73,7 @@ class LayerGroup:
     use_rope: bool
     sliding_window: int | None
     head_dim: int
+    attention_chunk_size: int | None = None
     rotary_dim: int = 0
     rope_channels: str | None = None
     layout: str | None = None
@@ -87,7 +88,6 @@ class LayerGroup:
     lowest_frequency: float | None = None
     attn_temperature: tuple[int, float] | None = None
     query_scale: tuple[float, int] | None = None
-    values_rotated: bool = False
     ignored: tuple[tuple[str, str], ...] = ()
 
     def describe(self) -> str:
@@ -95,7 +95,12 @@ class LayerGroup:
         out = [self.layer_type]
         attention = self.use_rope or self.layer_type in ATTENTION_TYPES
         if attention:
-            out.append(f"window {self.sliding_window}" if self.sliding_window else "global")
+            if self.sliding_window:
+                out.append(f"window {self.sliding_window}")
+            elif self.attention_chunk_size:
+                out.append(f"chunks of {self.attention_chunk_size}")
+            else:
+                out.append("global")
         if self.use_rope:
             out.append(f"RoPE base {_num(self.rope_theta)}")
             out.append(_rotated(self.rotary_dim, self.head_dim, self.rope_channels))
@@ -114,8 +119,6 @@ class LayerGroup:
         if self.query_scale is not None:
             beta, orig = self.query_scale
             out.append(f"query scale by position (beta {_num(beta)}, original length {orig})")
-        if self.values_rotated:
-            out.append("values rotated (K = V), output rotated back")
         text = ", ".join(out)
         if self.use_rope and self.num_frequencies:
             hi, lo = 2 * math.pi / self.highest_frequency, 2 * math.pi / self.lowest_frequency
@@ -318,11 +321,12 @@ def layer_ranges(indices) -> str:
 
 def _group_key(spec: LayerSpec) -> tuple:
     inv = None if spec.inv_freq is None else tuple(spec.inv_freq.tolist())
-    return (spec.layer_type, spec.use_rope, spec.sliding_window, spec.head_dim,
+    return (spec.layer_type, spec.use_rope, spec.sliding_window, spec.attention_chunk_size,
+            spec.head_dim,
             spec.rotary_dim, spec.rope_channels if spec.use_rope else None,
             spec.layout if spec.use_rope else None, spec.rope_type, spec.rope_theta,
             spec.attention_factor, spec.scaling, inv, spec.attn_temperature,
-            spec.query_scale, spec.values_rotated, spec.ignored)
+            spec.query_scale, spec.ignored)
 
 
 def _group(indices: list[int], spec: LayerSpec) -> LayerGroup:
@@ -330,6 +334,7 @@ def _group(indices: list[int], spec: LayerSpec) -> LayerGroup:
     return LayerGroup(
         layers=tuple(indices), layer_type=spec.layer_type, use_rope=spec.use_rope,
         sliding_window=spec.sliding_window, head_dim=spec.head_dim,
+        attention_chunk_size=spec.attention_chunk_size,
         rotary_dim=spec.rotary_dim,
         rope_channels=spec.rope_channels if spec.use_rope else None,
         layout=spec.layout if spec.use_rope else None, rope_type=spec.rope_type,
@@ -338,7 +343,7 @@ def _group(indices: list[int], spec: LayerSpec) -> LayerGroup:
         highest_frequency=max(freqs) if freqs else None,
         lowest_frequency=min(freqs) if freqs else None,
         attn_temperature=spec.attn_temperature, query_scale=spec.query_scale,
-        values_rotated=spec.values_rotated, ignored=spec.ignored,
+        ignored=spec.ignored,
     )
 
 
