@@ -13,6 +13,7 @@ coverage table.
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 
 import hf_sweep
@@ -102,10 +103,19 @@ def classify(fam: hf_sweep.TextFamily) -> tuple[str, str]:
     return ("MISMATCH", "; ".join(problems[:3])) if problems else ("matched", "")
 
 
+@functools.cache
+def family_outcomes() -> dict[str, tuple[str, str]]:
+    """``{model_type: (outcome, detail)}`` for every family, computed once per process (the
+    key sweep, ``tests/test_hf_keys.py``, starts from it: one import of every modeling
+    module per test run)."""
+    with hf_sweep.one_thread():
+        fams = hf_sweep.text_families()
+        return {name: classify(fam) for name, fam in sorted(fams.items())}
+
+
 @pytest.fixture(scope="module")
 def outcomes():
-    fams = hf_sweep.text_families()
-    return {name: classify(fam) for name, fam in sorted(fams.items())}
+    return family_outcomes()
 
 
 def test_every_family_is_matched_or_refused_by_name(outcomes):
