@@ -23,14 +23,18 @@ the rotary function and with which tensors, the window the attention receives
 (:func:`same_truths`); candidates no variant moves are reported as *inert* (still checked:
 posenc must then give the default's answer).
 
-**Which values** (:func:`variants`): a rule per name (bases ×100 or 1e6, rotated fractions and
+**Which values** (:func:`variants`): a rule per name (bases 1e6 or 5e5, rotated fractions and
 widths halved, head sizes halved, windows 64 and null, switches toggled, intervals 2 or 3,
 layer-type lists rotated by one and spelled with ``transformers``' legacy names, index lists,
 NoPE flag lists, the string values the source compares the key with), and every
 ``rope_type`` of ``ROPE_INIT_FUNCTIONS`` with its parameters (YaRN also with
-``beta_fast == beta_slow`` and with an ``mscale`` pair), plus the legacy ``rope_scaling``
-spelling. Values ``transformers`` itself refuses (its config class or rotary module raises)
-are counted, not checked.
+``beta_fast == beta_slow`` and with an ``mscale`` pair), the legacy ``rope_scaling`` in both
+spellings, and the family's own RoPE-dict keys (Hunyuan's ``alpha`` ...). A key that acts
+only with another moves with it (Qwen 2's window keys with ``use_sliding_window`` on; a NoPE
+switch of a family whose default has no attention layer with attention layers listed).
+Values ``transformers`` itself refuses (its config class or rotary module raises) are
+counted, not checked. Each family also gets one variant without any candidate key in its
+config.json (``(no position keys)``: every default is the family's).
 
 **How** (:func:`check`): the variant's config is built by ``transformers`` (the class with
 the override kwargs: that is how legacy keys are translated) on a slimmed layer count, its
@@ -239,6 +243,7 @@ class Context:
     n: int                               # its layer count
     head_dim: int                        # q/k head width
     widths: dict = field(default_factory=dict)  # layer type (or None) -> rotated width
+    rotating: bool = False               # some layer of the baseline rotates q and k
 
 
 def _get(cfg, key: str):
@@ -369,6 +374,17 @@ def variants(ctx: Context, keys: dict[str, str]) -> list[Variant]:
             over = {key: value}
             if key == "layer_types" and label == "sliding/full":
                 over.setdefault("sliding_window", _get(ctx.cfg, "sliding_window") or 64)
+            if (re.search(r"position_embedding_type|nope|no_rope|use_\w*rope", key)
+                    and not ctx.rotating and "layer_types" in keys):
+                # a NoPE switch on a baseline without attention layers (Granite 4's
+                # all-Mamba default): move it with every other layer an attention layer
+                types = list(_get(ctx.cfg, "layer_types") or ["linear_attention"] * ctx.n)
+                over["layer_types"] = ["full_attention" if i % 2 else t
+                                       for i, t in enumerate(types)]
+                attn = Variant("layer_types", "every other layer attention",
+                               {"layer_types": over["layer_types"]})
+                if all(v.label != attn.label for v in out):
+                    out.append(attn)  # the same layers with the switch at its default
             if "use_sliding_window" in keys and re.search(r"window", key):
                 # a window key acts only with the switch on (Qwen 2's use_sliding_window,
                 # max_window_layers): move it with the switch on and a sliding layer
@@ -458,6 +474,7 @@ def baseline(model_type: str, repair: dict | None = None):
     ctx = Context(cfg, base, len(truths), hd)
     for tr in truths:
         if tr is not None and tr.calls:
+            ctx.rotating = True
             ctx.widths.setdefault(tr.layer_type, _rope_width(tr))
             ctx.widths.setdefault(None, _rope_width(tr))
     return ctx, truths

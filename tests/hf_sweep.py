@@ -5,8 +5,9 @@ rotary-embedding class, :func:`text_families` finds the text config it reads (a 
 config's ``text_config``); :func:`observe` builds that family's default config, its rotary
 module (on the CPU) and its base model (on the meta device: no weights, no memory), then
 runs every decoder layer's attention ``forward`` on meta tensors with the module's real
-cos/sin while recording each call of the family's own ``apply_*rotary*`` functions and the
-window its attention interface receives. :func:`compare` replays every recorded call on
+cos/sin (none where the base model opts out of its rotary module) while recording each
+call of the family's own ``apply_*rotary*`` functions and the window its attention
+interface receives. :func:`compare` replays every recorded call on
 the CPU with random q/k and the real tables and checks it against
 :func:`posenc.hf_config.apply_layer_rope` with the spec :func:`posenc.hf_config.layer_specs`
 gives for that layer: whether the layer uses positions, its window, and the rotation itself
@@ -251,6 +252,11 @@ def observe(text) -> list[LayerTruth | None]:
                 model = cls(_slim(text))
         except Exception as e:  # noqa: BLE001
             raise NotBuildable(f"model: {e!r}"[:200]) from None
+    # a base model that opts out of its rotary module (Granite 4's position_embedding_type
+    # other than "rope" sets rotary_emb = None) passes its layers no position embeddings
+    rotary_off = any(v is None and "rotary" in k.lower()
+                     for k, v in {**model._modules, **vars(model)}.items())
+
     def has_positions(block):
         return any(_accepts_positions(c) for c in block.children())
 
@@ -283,7 +289,9 @@ def observe(text) -> list[LayerTruth | None]:
         params = inspect.signature(att.forward).parameters
         kwargs = {}
         for name, p in list(params.items())[1:]:
-            if name == "position_embeddings":
+            if name == "position_embeddings" and rotary_off:
+                kwargs[name] = None
+            elif name == "position_embeddings":
                 kwargs[name] = cos.to("meta") if sin is None else (cos.to("meta"),
                                                                    sin.to("meta"))
             elif name == "position_ids":
