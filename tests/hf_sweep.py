@@ -142,6 +142,13 @@ def _accepts_positions(mod) -> bool:
     return "position_embeddings" in params or "position_ids" in params
 
 
+def _takes_tables(mod) -> bool:
+    try:
+        return "position_embeddings" in inspect.signature(mod.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 @contextlib.contextmanager
 def _recording(module, calls: list, windows: list):
     saved = {}
@@ -274,7 +281,10 @@ def observe(text) -> list[LayerTruth | None]:
     s = POSITIONS.shape[1]
     out: list[LayerTruth | None] = []
     for i, layer in enumerate(layers):
-        att = next((c for _, c in layer.named_children() if _accepts_positions(c)), None)
+        children = [c for _, c in layer.named_children() if _accepts_positions(c)]
+        # the child that takes the rotary tables (Zamba 2's hybrid layer holds a Mamba block
+        # that takes position_ids and the shared attention block that takes the tables)
+        att = next((c for c in children if _takes_tables(c)), children[0] if children else None)
         if att is None:
             out.append(None)
             continue
@@ -298,6 +308,10 @@ def observe(text) -> list[LayerTruth | None]:
                 kwargs[name] = POSITIONS.to("meta")
             elif name == "attention_mask":  # an all-visible additive mask
                 kwargs[name] = torch.zeros(1, 1, s, s, device="meta")
+            elif name == "layer_idx":  # Zamba 2's shared block takes its layer's index
+                kwargs[name] = i
+            elif name.endswith("hidden_states"):  # Zamba 2's original_hidden_states
+                kwargs[name] = torch.empty(1, s, text.hidden_size, device="meta")
             elif name == "shared_kv_states" or (name.endswith("_states")
                                                  and p.default is inspect.Parameter.empty):
                 kwargs[name] = shared  # Gemma 3n/4's shared_kv_states: earlier layers fill it
