@@ -48,6 +48,7 @@ the baseline's attention calls with fresh tables (:func:`hf_sweep.retable`).
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -661,10 +662,24 @@ def check(model_type: str, ctx: Context, base_truths, var: Variant,
     return out
 
 
+@contextlib.contextmanager
+def _quiet():
+    """transformers' logger at errors only while a family's variants are built (the values
+    are moved on purpose; its warnings about them would bury the test output)."""
+    from transformers.utils import logging
+
+    before = logging.get_verbosity()
+    logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(before)
+
+
 def sweep_family(model_type: str, repair: dict | None = None) -> tuple[list[Outcome], dict]:
     """Every variant of one family: ``(outcomes, candidate keys)``; a family whose slimmed
     baseline transformers cannot build gives one outcome with the reason."""
-    with hf_sweep.one_thread():
+    with hf_sweep.one_thread(), _quiet():
         try:
             ctx, truths = baseline(model_type, repair)
         except (Refused, hf_sweep.Untraceable) as err:
