@@ -9,9 +9,10 @@ worker gets and in which order:
   hands xdist a ``loadscope`` scheduler that uses it: a notebook's nbval cells (which must
   run in order, in one kernel) together with that notebook's figure check (which reuses
   nbval's outputs, ``tests/test_figures.py``); the site build with the browser and PDF
-  checks (one build, one worker); every other test file as a whole (its module fixtures
-  run once). Without this file, plain ``loadscope`` still keeps each notebook and each
-  test file on one worker.
+  checks (one build, one worker); the family and key sweeps of ``transformers``
+  (``test_hf_sweep.py``, ``test_hf_keys.py``: the second starts from the first's results);
+  every other test file as a whole (its module fixtures run once). Without this file,
+  plain ``loadscope`` still keeps each notebook and each test file on one worker.
 * :func:`pytest_collection_modifyitems` orders the collection so that the longest units
   start first and each figure check follows its notebook.
 
@@ -32,6 +33,10 @@ import pytest
 #: of work, so the site is built once and checked by one worker.
 SITE_FILES = ("test_book_build.py", "test_browser.py", "test_pdf.py")
 SITE_UNIT = "site"
+#: The family sweep and the key sweep: one unit of work, so the key sweep reuses the family
+#: sweep's outcomes and imported modeling modules (every one imported once per run).
+HF_SWEEP_FILES = ("test_hf_sweep.py", "test_hf_keys.py")
+HF_SWEEP_UNIT = "hf-sweeps"
 #: Files whose module-scoped fixtures run a study: queued right after the site, so the
 #: longest units of work start early and the workers finish together.
 HEAVY_FILES = ("test_experiments.py", "test_grid_experiment.py")
@@ -44,6 +49,8 @@ def unit_of(nodeid: str) -> str:
     name = path.rsplit("/", 1)[-1]
     if name in SITE_FILES:
         return SITE_UNIT
+    if name in HF_SWEEP_FILES:
+        return HF_SWEEP_UNIT
     if path.endswith(".ipynb"):
         return f"nb-{Path(path).stem}"
     figure = FIGURE_CHECK.match(nodeid)

@@ -56,6 +56,9 @@ def missing_tool(check: str, reason: str):
 
 #: Numbers the site checks report at the end of the run (pages, images, timings).
 SITE_REPORT: dict[str, object] = {}
+#: Coverage of the sweeps against transformers (tests/test_hf_keys.py), printed at the end
+#: of the run: ``{title: text}``.
+SWEEP_REPORT: dict[str, str] = {}
 
 
 def toc_pages() -> list[str]:
@@ -128,15 +131,18 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session):
-    """On an xdist worker, hand this worker's :data:`SITE_REPORT` to the controller."""
+    """On an xdist worker, hand this worker's :data:`SITE_REPORT` and :data:`SWEEP_REPORT`
+    to the controller."""
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["site_report"] = json.dumps(SITE_REPORT, default=sorted)
+        workeroutput["sweep_report"] = json.dumps(SWEEP_REPORT)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
     """On the xdist controller, merge each worker's report (figure counts add up)."""
+    SWEEP_REPORT.update(json.loads(getattr(node, "workeroutput", {}).get("sweep_report", "{}")))
     report = json.loads(getattr(node, "workeroutput", {}).get("site_report", "{}"))
     for key, value in report.items():
         mine = SITE_REPORT.get(key)
@@ -152,6 +158,10 @@ def pytest_testnodedown(node, error):
 
 
 def pytest_terminal_summary(terminalreporter):
+    for title, text in SWEEP_REPORT.items():
+        terminalreporter.section(title)
+        for line in text.splitlines():
+            terminalreporter.write_line(line)
     if SITE_REPORT:
         terminalreporter.section("site checks")
         for key, value in SITE_REPORT.items():

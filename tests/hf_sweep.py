@@ -5,8 +5,9 @@ rotary-embedding class, :func:`text_families` finds the text config it reads (a 
 config's ``text_config``); :func:`observe` builds that family's default config, its rotary
 module (on the CPU) and its base model (on the meta device: no weights, no memory), then
 runs every decoder layer's attention ``forward`` on meta tensors with the module's real
-cos/sin while recording each call of the family's own ``apply_*rotary*`` functions and the
-window its attention interface receives. :func:`compare` replays every recorded call on
+cos/sin (none where the base model opts out of its rotary module) while recording each
+call of the family's own ``apply_*rotary*`` functions and the window its attention
+interface receives. :func:`compare` replays every recorded call on
 the CPU with random q/k and the real tables and checks it against
 :func:`posenc.hf_config.apply_layer_rope` with the spec :func:`posenc.hf_config.layer_specs`
 gives for that layer: whether the layer uses positions, its window, and the rotation itself
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import importlib
 import inspect
 import types
@@ -77,8 +79,10 @@ class TextFamily:
     build_error: str | None = None       # transformers cannot build its default config
 
 
+@functools.cache
 def text_families() -> dict[str, TextFamily]:
-    """Every family with a text rotary module, keyed by the text config's ``model_type``."""
+    """Every family with a text rotary module, keyed by the text config's ``model_type``
+    (computed once per process: the family and key sweeps share it)."""
     from transformers import CONFIG_MAPPING
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
@@ -138,6 +142,13 @@ def _accepts_positions(mod) -> bool:
     return "position_embeddings" in params or "position_ids" in params
 
 
+def _takes_tables(mod) -> bool:
+    try:
+        return "position_embeddings" in inspect.signature(mod.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 @contextlib.contextmanager
 def _recording(module, calls: list, windows: list):
     saved = {}
@@ -181,6 +192,7 @@ class LayerTruth:
     window: int | None
     cos: torch.Tensor
     sin: torch.Tensor
+    layer_type: str | None = None  # the layer type the tables were built for
 
 
 def _slim(cfg):
@@ -193,6 +205,43 @@ def _slim(cfg):
     return slim
 
 
+def _rotary(text, module):
+    """The family's text rotary module built from ``text`` (the first class that builds)."""
+    err = "no text rotary class"
+    for c in rotary_classes(module):
+        try:
+            return c(config=text)
+        except Exception as e:  # noqa: BLE001
+            err = e
+    raise NotBuildable(f"rotary module: {err!r}"[:200])
+
+
+def retable(text, truths: list[LayerTruth | None]) -> list[LayerTruth | None]:
+    """The observation of ``text`` when it differs from the config ``truths`` were observed
+    on only in its RoPE tables (a rope type, a base): the same attention calls and windows,
+    with the tables ``text``'s rotary module builds (the key sweep's fast path)."""
+    module = _modeling(text.model_type)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rotary = _rotary(text, module)
+        tables: dict = {}
+        out: list[LayerTruth | None] = []
+        for tr in truths:
+            if tr is None:
+                out.append(None)
+                continue
+            if tr.layer_type not in tables:
+                try:
+                    tables[tr.layer_type] = _tables(rotary, tr.layer_type)
+                except Exception as e:  # noqa: BLE001
+                    raise NotBuildable(f"rotary forward for {tr.layer_type!r}: {e!r}"[:200]) \
+                        from None
+            got = tables[tr.layer_type]
+            cos, sin = (got, None) if isinstance(got, torch.Tensor) else got
+            out.append(LayerTruth(tr.calls, tr.window, cos, sin, tr.layer_type))
+    return out
+
+
 def observe(text) -> list[LayerTruth | None]:
     """Run every layer of ``text``'s base model on meta; ``None`` for a layer without a
     module that takes positions (an SSM block, a convolution)."""
@@ -202,22 +251,19 @@ def observe(text) -> list[LayerTruth | None]:
     cls = _base_model_class(text, module)
     if cls is None:
         raise Untraceable(f"no base model class for {text.model_type}")
-    rotary, err = None, "no text rotary class"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for c in rotary_classes(module):
-            try:
-                rotary = c(config=text)
-                break
-            except Exception as e:  # noqa: BLE001
-                err = e
-        if rotary is None:
-            raise NotBuildable(f"rotary module: {err!r}"[:200])
+        rotary = _rotary(text, module)
         try:
             with torch.device("meta"):
                 model = cls(_slim(text))
         except Exception as e:  # noqa: BLE001
             raise NotBuildable(f"model: {e!r}"[:200]) from None
+    # a base model that opts out of its rotary module (Granite 4's position_embedding_type
+    # other than "rope" sets rotary_emb = None) passes its layers no position embeddings
+    rotary_off = any(v is None and "rotary" in k.lower()
+                     for k, v in {**model._modules, **vars(model)}.items())
+
     def has_positions(block):
         return any(_accepts_positions(c) for c in block.children())
 
@@ -235,7 +281,10 @@ def observe(text) -> list[LayerTruth | None]:
     s = POSITIONS.shape[1]
     out: list[LayerTruth | None] = []
     for i, layer in enumerate(layers):
-        att = next((c for _, c in layer.named_children() if _accepts_positions(c)), None)
+        children = [c for _, c in layer.named_children() if _accepts_positions(c)]
+        # the child that takes the rotary tables (Zamba 2's hybrid layer holds a Mamba block
+        # that takes position_ids and the shared attention block that takes the tables)
+        att = next((c for c in children if _takes_tables(c)), children[0] if children else None)
         if att is None:
             out.append(None)
             continue
@@ -250,13 +299,19 @@ def observe(text) -> list[LayerTruth | None]:
         params = inspect.signature(att.forward).parameters
         kwargs = {}
         for name, p in list(params.items())[1:]:
-            if name == "position_embeddings":
+            if name == "position_embeddings" and rotary_off:
+                kwargs[name] = None
+            elif name == "position_embeddings":
                 kwargs[name] = cos.to("meta") if sin is None else (cos.to("meta"),
                                                                    sin.to("meta"))
             elif name == "position_ids":
                 kwargs[name] = POSITIONS.to("meta")
             elif name == "attention_mask":  # an all-visible additive mask
                 kwargs[name] = torch.zeros(1, 1, s, s, device="meta")
+            elif name == "layer_idx":  # Zamba 2's shared block takes its layer's index
+                kwargs[name] = i
+            elif name.endswith("hidden_states"):  # Zamba 2's original_hidden_states
+                kwargs[name] = torch.empty(1, s, text.hidden_size, device="meta")
             elif name == "shared_kv_states" or (name.endswith("_states")
                                                  and p.default is inspect.Parameter.empty):
                 kwargs[name] = shared  # Gemma 3n/4's shared_kv_states: earlier layers fill it
@@ -268,7 +323,7 @@ def observe(text) -> list[LayerTruth | None]:
         hidden = torch.empty(1, s, text.hidden_size, device="meta")
         calls, windows = _run(module, att, hidden, kwargs, i)
         window = windows[0] if windows else getattr(att, "sliding_window", None)
-        out.append(LayerTruth(calls, window, cos, sin))
+        out.append(LayerTruth(calls, window, cos, sin, lt))
     return out
 
 
@@ -363,9 +418,29 @@ def _expected(t, spec, unsqueeze_dim):
     return out.transpose(1, 2) if unsqueeze_dim == 2 else out
 
 
-def compare(specs, truths) -> list[str]:
-    """Differences between posenc's specs and the observed layers (empty: they match)."""
+def _call_key(call) -> tuple:
+    fn, args, kwargs = call
+
+    def one(v):
+        return ("t", tuple(v.shape), str(v.dtype)) if isinstance(v, torch.Tensor) else repr(v)
+
+    return fn, tuple(one(a) for a in args), tuple(sorted((k, one(v)) for k, v in kwargs.items()))
+
+
+def _spec_key(spec) -> tuple:
+    inv = spec.inv_freq
+    return spec._replace(inv_freq=None), None if inv is None else (str(inv.dtype),
+                                                                   tuple(inv.tolist()))
+
+
+def compare(specs, truths, memo: dict | None = None) -> list[str]:
+    """Differences between posenc's specs and the observed layers (empty: they match).
+
+    ``memo`` (optional, for calls on the same ``truths``): layers with the same recorded
+    call, the same table objects and equal specs are replayed once.
+    """
     problems = []
+    memo = {} if memo is None else memo
     if len(specs) != len(truths):
         return [f"posenc lists {len(specs)} layers, the model has {len(truths)}"]
     for i, (spec, tr) in enumerate(zip(specs, truths, strict=True)):
@@ -377,26 +452,53 @@ def compare(specs, truths) -> list[str]:
             problems.append(f"layer {i}: window {tr.window}, posenc {spec.sliding_window}")
         if not uses:
             continue
-        try:
-            inputs, outputs, unsq = _replay(tr.calls[0], tr.cos, tr.sin)
-            expected = [_expected(t, spec, unsq) for t in inputs]
-            # Compare what attention sees: q·k scores between all positions (a shared
-            # permutation of the output channels, as DeepSeek's interleaved kernel returns
-            # the pairs de-interleaved, leaves them unchanged).
-            a, b = (outputs * 2)[:2] if len(outputs) == 1 else outputs[:2]
-            ea, eb = (expected * 2)[:2] if len(expected) == 1 else expected[:2]
-            if ea.shape[-1] != a.shape[-1]:
-                raise AssertionError(f"rotated width {a.shape[-1]}, posenc {ea.shape[-1]}")
-            if unsq == 2:
-                a, b, ea, eb = (t.transpose(1, 2) for t in (a, b, ea, eb))
-            got = a @ b.transpose(-1, -2) if a.shape[1] == b.shape[1] else a[:, :1] @ b[
-                :, :1].transpose(-1, -2)
-            want = ea @ eb.transpose(-1, -2) if ea.shape[1] == eb.shape[1] else ea[:, :1] @ eb[
-                :, :1].transpose(-1, -2)
-            tol = 3e-3 * a.shape[-1] ** 0.5
-            if not torch.allclose(got, want, atol=tol, rtol=1e-3):
-                problems.append(f"layer {i}: q·k scores differ (max |diff| "
-                                f"{(got - want).abs().max().item():.3g})")
-        except (AssertionError, Untraceable, ValueError) as err:
-            problems.append(f"layer {i}: {err}")
+        key = (id(tr.cos), id(tr.sin), _call_key(tr.calls[0]), _spec_key(spec))
+        if key not in memo:
+            memo[key] = _rotation_problem(spec, tr)
+        if memo[key]:
+            problems.append(f"layer {i}: {memo[key]}")
     return problems
+
+
+#: Prefix of a problem the sweep cannot decide (it cannot replay the layer's call).
+UNTRACEABLE = "cannot replay"
+
+
+def _rotation_problem(spec, tr) -> str | None:
+    """Why one layer's first recorded rotary call differs from posenc's rotation, or None."""
+    try:
+        inputs, outputs, unsq = _replay(tr.calls[0], tr.cos, tr.sin)
+        expected = [_expected(t, spec, unsq) for t in inputs]
+        # Compare what attention sees: q·k scores between all positions (a shared
+        # permutation of the output channels, as DeepSeek's interleaved kernel returns
+        # the pairs de-interleaved, leaves them unchanged).
+        a, b = (outputs * 2)[:2] if len(outputs) == 1 else outputs[:2]
+        ea, eb = (expected * 2)[:2] if len(expected) == 1 else expected[:2]
+        if ea.shape[-1] != a.shape[-1]:
+            raise AssertionError(f"rotated width {a.shape[-1]}, posenc {ea.shape[-1]}")
+        if unsq == 2:
+            a, b, ea, eb = (t.transpose(1, 2) for t in (a, b, ea, eb))
+        got = a @ b.transpose(-1, -2) if a.shape[1] == b.shape[1] else a[:, :1] @ b[
+            :, :1].transpose(-1, -2)
+        want = ea @ eb.transpose(-1, -2) if ea.shape[1] == eb.shape[1] else ea[:, :1] @ eb[
+            :, :1].transpose(-1, -2)
+        tol = 3e-3 * a.shape[-1] ** 0.5
+        if not torch.allclose(got, want, atol=tol, rtol=1e-3):
+            return f"q·k scores differ (max |diff| {(got - want).abs().max().item():.3g})"
+    except Untraceable as err:
+        return f"{UNTRACEABLE}: {err}"
+    except (AssertionError, ValueError) as err:
+        return str(err)
+    return None
+
+
+@contextlib.contextmanager
+def one_thread():
+    """torch on one thread while the sweep runs (its tensors are tiny: a second thread only
+    waits for the first, several times slower on a busy machine); restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -13,6 +13,7 @@ coverage table.
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 
 import hf_sweep
@@ -140,14 +141,24 @@ VERIFIED = ("matched", "matched on a repaired config", "matched (not a text mode
             "checked elsewhere")
 
 
+@functools.cache
+def family_outcomes() -> dict[str, tuple[str, str]]:
+    """``{model_type: (outcome, detail)}`` for every family, computed once per process (the
+    key sweep, ``tests/test_hf_keys.py``, starts from it: one import of every modeling
+    module per test run)."""
+    with hf_sweep.one_thread():
+        fams = hf_sweep.text_families()
+        return {name: classify(fam) for name, fam in sorted(fams.items())}
+
+
 @pytest.fixture(scope="module")
 def families():
     return hf_sweep.text_families()
 
 
 @pytest.fixture(scope="module")
-def outcomes(families):
-    return {name: classify(fam) for name, fam in sorted(families.items())}
+def outcomes():
+    return family_outcomes()
 
 
 def test_every_family_is_matched_or_refused_by_name(outcomes):
