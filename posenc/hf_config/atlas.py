@@ -539,8 +539,17 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         "attention layers and checks every layer of the row against them: whether the layer "
         "uses positions, its window, and the cos/sin it rotates with (frequencies, layout "
         "and attention factor at once). A published checkpoint may differ from its "
-        "family's default (another base, a scaling block, another layer count): read its "
-        "own `config.json` with {py:func}`~posenc.hf_config.layer_specs`.",
+        "family's default (another base, a scaling block, another layer count, keys the "
+        "defaults never set): read its own `config.json` with "
+        "{py:func}`~posenc.hf_config.layer_specs` or `posenc inspect` ({doc}`api/cli`). "
+        "`tests/test_hf_keys.py` checks those readings key by key: for every family it "
+        "varies each position key the config class accepts — found in the class itself "
+        "(its fields and attributes, the legacy keys its constructor reads, the keys its "
+        "modeling code reads) — through valid values and every rope type, and compares "
+        "posenc with the family's own modules on the config object and on the "
+        "`config.json` of that shape. Each variant ends matched, refused by name, or a "
+        "misread; the misreads it still finds are listed there, one strict expected "
+        "failure each, until they are fixed.",
         "",
         f"Regenerate the page with `{command}`; `tests/test_atlas.py` fails when this "
         "file is not what that command writes.",

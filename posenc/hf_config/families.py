@@ -759,6 +759,7 @@ _CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
     "muse_glimmer_text": (("head_dim", 128), ("sliding_window", 2048)),
     "muse_spark_text": (("head_dim", 64), ("sliding_window", 2048)),
     "neomme": (("head_dim", 64), ("sliding_window", 256)),
+    "modernbert-decoder": (("local_attention", 128),),
     "vaultgemma": (("head_dim", 256), ("sliding_window", 4096)),
 }
 
