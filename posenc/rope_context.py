@@ -141,7 +141,7 @@ def base_lower_bound(context_length: int, head_dim: int, *, start: float = 100.0
     The scan here moves upward in ``u = ln b`` by steps that cannot skip a satisfying
     base. At a failing ``u`` each failing ``B_m`` is bounded for ``u' >= u`` by its
     Taylor expansion with a bound on the second derivative, and by a bound on the first
-    (:func:`_margin_derivatives`); the first ``u'`` at which either bound lets ``B_m``
+    (the private ``_margin_derivatives``); the first ``u'`` at which either bound lets ``B_m``
     reach 0 is a point below which that ``B_m`` stays negative, and the scan jumps to the
     farthest such point over the failing ``m``. Landing on a satisfying base after such a
     step means it is the lower edge of the satisfying set. Where every failing ``B_m`` is
