@@ -20,7 +20,8 @@ width ``d_r``, and only those carry RoPE::
 
 The cache holds ``c_n`` and the rotated ``R_n k_n^R``: ``d_c + d_r`` numbers per token and
 layer (:func:`mla_cache_elements`), against ``2 · n_kv · d_h`` for standard or grouped-query
-attention (:func:`kv_cache_elements`).
+attention (:func:`kv_cache_elements`; DeepSeek-V2's Table 1 compares MLA
+with baselines of ``d_h``-wide keys and values, without decoupled channels).
 """
 
 from __future__ import annotations
@@ -137,7 +138,10 @@ def mla_attention(
             ``rope_interleave=True``) or ``"half"``.
         absorb: compute through the latent (see above).
         causal: mask keys after each query (queries are the last ``s_q`` keys).
-        scale: score multiplier, default ``1/√(d_n + d_r)``.
+        scale: score multiplier, default ``1/√(d_n + d_r)``: ``DeepseekV3Attention``'s
+            value for ``rope_type="default"`` only. Under YaRN it multiplies that by
+            ``mscale²``, ``mscale = 0.1·mscale_all_dim·ln(factor) + 1``
+            (``yarn_apply_mscale``); pass the product here.
 
     Returns:
         ``(output, weights)``: ``(..., h, s_q, d_v)`` and ``(..., h, s_q, s_k)``.

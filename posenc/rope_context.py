@@ -12,10 +12,12 @@ Shape notation: ``P`` = number of rotary pairs (``inv_freq: (P,)``, radians per 
 * :func:`similar_token_margin` — Men et al. (2024)'s ``B_m = Σ_i cos(m·θ_i)``: for a query
   ``q`` and a key ``k = q + ε`` (``ε`` zero-mean noise, independent of ``q``) the expected
   score advantage of that similar key over a random key, at distance ``m``, is
-  ``2σ²·B_m`` (σ² the per-channel variance of ``q``). ``B_m < 0`` means a similar token
+  ``2σ²·B_m`` (σ² the per-channel variance of ``q``, its channels independent with mean
+  zero). ``B_m < 0`` means a similar token
   gets *less* attention than a random one at that distance.
-* :func:`base_lower_bound` — the smallest base (on a fine log grid) with ``B_m >= 0`` for
-  every ``0 <= m <= L``: Men et al.'s lower bound of the base for context length ``L``.
+* :func:`base_lower_bound` — the smallest base with ``B_m >= 0`` for every
+  ``0 <= m <= L`` (Men et al.'s lower bound of the base for context length ``L``), found by
+  a scan whose steps are certified not to skip a satisfying base.
 """
 
 from __future__ import annotations
@@ -104,61 +106,100 @@ def min_similar_token_margin(context_length: int, inv_freq: torch.Tensor, *,
     return best
 
 
-def base_lower_bound(context_length: int, head_dim: int, *, start: float = 100.0,
-                     ratio: float = 1.01, max_base: float = 1e12) -> float:
-    """Smallest base ``b`` on the grid ``start · ratio^k`` with ``B_m >= 0`` for all ``m <= L``.
+def _margin_derivatives(L: int, u: float, w: torch.Tensor):
+    """At ``b = e^u``, for ``m = 0..L``: ``B_m``, ``dB_m/du`` and two bounds for ``u' >= u``.
 
-    ``θ_i = b^(−2i/d)`` (:func:`posenc.rope.rope_inv_freq`). The grid is scanned upward
-    from ``start`` and the first base that satisfies the criterion is returned, so every
-    smaller grid base fails it. The criterion is not monotone in ``b``: some bases above
-    the returned one fail again (for ``L = 4096``, ``d = 128`` the bound is about
-    ``2.9·10⁴`` and ``5.31·10⁴`` fails), and narrow islands of satisfying bases can lie
-    between grid points, so the result depends on the grid at that level (another
-    ``start`` can land on an island: ``L = 32768`` gives ``9.8·10⁵`` from ``start=100``
-    and ``6.3·10⁵`` from ``start=16384``). That is why this scans instead of bisecting.
+    ``θ_i = e^(−u·w_i)`` with ``w_i = 2i/d``, so ``dθ_i/du = −w_i θ_i`` and
+    ``dB_m/du = Σ_i sin(mθ_i)·mθ_i w_i``. Since every ``θ_i`` falls as ``u`` grows,
+    ``slope = m·Σ θ_i w_i`` bounds ``|dB_m/du|`` and
+    ``curv = m²·Σ θ_i² w_i² + m·Σ θ_i w_i²`` bounds ``|d²B_m/du²|`` at every ``u' >= u``.
+    """
+    theta = torch.exp(-u * w)
+    B, dB = [], []
+    for m0 in range(0, L + 1, 4096):
+        m = torch.arange(m0, min(L + 1, m0 + 4096), dtype=torch.float64)
+        phase = m[:, None] * theta
+        B.append(torch.cos(phase).sum(-1))
+        dB.append(m * (torch.sin(phase) @ (theta * w)))
+    m = torch.arange(L + 1, dtype=torch.float64)
+    slope = m * (theta * w).sum()
+    curv = m**2 * (theta**2 * w**2).sum() + m * (theta * w**2).sum()
+    return torch.cat(B), torch.cat(dB), slope, curv
+
+
+def base_lower_bound(context_length: int, head_dim: int, *, start: float = 100.0,
+                     rtol: float = 1e-9, max_base: float = 1e12) -> float:
+    """Smallest base ``b >= start`` with ``B_m >= 0`` for every ``0 <= m <= L``.
+
+    ``θ_i = b^(−2i/d)`` (:func:`posenc.rope.rope_inv_freq`). The criterion is not monotone
+    in ``b``: the first satisfying bases can form a narrow *island* with failing bases
+    above it (for ``L = 4096``, ``d = 128``: it holds from ``26 952`` to about
+    ``26 973``, fails again up to about ``28 629``, and ``5.31·10⁴`` fails too). So
+    neither bisection nor a grid finds the smallest base (a 1 % grid from ``10⁴`` steps
+    over that island and lands near ``2.87·10⁴``).
+
+    The scan here moves upward in ``u = ln b`` by steps that cannot skip a satisfying
+    base. At a failing ``u`` each failing ``B_m`` is bounded for ``u' >= u`` by its
+    Taylor expansion with a bound on the second derivative, and by a bound on the first
+    (the private ``_margin_derivatives``); the first ``u'`` at which either bound lets ``B_m``
+    reach 0 is a point below which that ``B_m`` stays negative, and the scan jumps to the
+    farthest such point over the failing ``m``. Landing on a satisfying base after such a
+    step means it is the lower edge of the satisfying set. Where every failing ``B_m`` is
+    within a step of ``rtol`` from zero, the scan tests ``u + rtol`` and, if that base
+    satisfies, bisects to ``rtol / 8``; otherwise it moves on by ``rtol``. The result is
+    therefore the edge of the first satisfying interval to a relative ``rtol``, missing
+    only intervals narrower than ``rtol``.
 
     Args:
         context_length: ``L >= 1`` positions.
         head_dim: ``d``, even (all of it rotated).
         start: first base tried, ``> 1``; it must fail the criterion (else the bound may
-            lie below the grid).
-        ratio: grid step, ``> 1`` (default 1 %: the result is within 1 % of the smallest
-            satisfying base, up to islands narrower than a step).
+            lie below it).
+        rtol: relative resolution, ``0 < rtol < 0.01``.
         max_base: give up above this base.
 
     Returns:
-        The bound as a float.
+        The bound as a float; ``min_m B_m >= 0`` holds there (in float64).
 
     Raises:
         ValueError: bad arguments; ``start`` already satisfies the criterion; no base up to
             ``max_base`` does.
 
-    Source: Men et al. (2024), "Base of RoPE Bounds Context Length" (NeurIPS 2024),
-    section 4; their Figure 1 plots the bound against the context length.
+    Source: Men et al. (2024), "Base of RoPE Bounds Context Length" (arXiv:2405.14591;
+    NeurIPS 2024 lists Xu, Men et al.), section 4; Figure 1 plots the bound against ``L``.
     """
     L = check_int("context_length", context_length, minimum=1)
     d = check_even("head_dim", head_dim)
     start = check_real("start", start, gt=1.0)
-    ratio = check_real("ratio", ratio, gt=1.0)
+    rtol = check_real("rtol", rtol, gt=0.0)
+    if rtol >= 0.01:
+        raise ValueError(f"rtol must be below 0.01, got {rtol:g}")
     max_base = check_real("max_base", max_base, gt=start)
-    n = int(math.floor(math.log(max_base / start) / math.log(ratio))) + 1
-    grid = start * ratio ** torch.arange(n, dtype=torch.float64)
-    exponent = torch.arange(0, d, 2, dtype=torch.float64) / d
-    for first in range(0, n, 64):  # 64 bases at a time, in increasing order
-        bases = grid[first:first + 64]
-        theta = bases[:, None] ** -exponent  # (nb, P): θ_i = b^(−2i/d) per base
-        ok = torch.ones(len(bases), dtype=torch.bool)
-        for m0 in range(0, L + 1, 1024):
-            m = torch.arange(m0, min(L + 1, m0 + 1024), dtype=torch.float64)
-            live = ok.nonzero().flatten()
-            margin = torch.cos(m[None, :, None] * theta[live, None, :]).sum(-1)
-            ok[live] = (margin >= 0).all(-1)
-            if not ok.any():
-                break
-        if first == 0 and ok[0]:
-            raise ValueError(f"start={start:g} already satisfies the criterion for "
-                             f"context_length={L}; pass a smaller start")
-        if ok.any():
-            return bases[ok.nonzero()[0, 0]].item()
+    w = torch.arange(0, d, 2, dtype=torch.float64) / d  # w_i = 2i/d
+
+    def holds(u: float) -> bool:
+        return min_similar_token_margin(L, torch.exp(-u * w), stop_below=0.0) >= 0
+
+    u, u_max = math.log(start), math.log(max_base)
+    if holds(u):
+        raise ValueError(f"start={start:g} already satisfies the criterion for "
+                         f"context_length={L}; pass a smaller start")
+    while u <= u_max:
+        B, dB, slope, curv = _margin_derivatives(L, u, w)
+        fail = B < 0
+        if not fail.any():  # reached by a certified step: the edge itself
+            return math.exp(u)
+        B, dB, slope, curv = B[fail], dB[fail], slope[fail], curv[fail]
+        quad = (torch.sqrt(dB**2 - 2 * curv * B) - dB) / curv  # root of B + dB·t + curv·t²/2
+        step = torch.maximum(quad, -B / slope).max().item()
+        if step < rtol:
+            if holds(u + rtol):
+                lo, hi = u, u + rtol
+                while hi - lo > rtol / 8:
+                    mid = (lo + hi) / 2
+                    lo, hi = (lo, mid) if holds(mid) else (mid, hi)
+                return math.exp(hi)
+            step = rtol
+        u += step
     raise ValueError(f"no base up to max_base={max_base:g} satisfies the criterion for "
                      f"context_length={L}")

@@ -85,6 +85,10 @@ def test_cache_sizes_deepseek_v2_table_1():
     assert mla_cache_elements(512, 64) / kv_cache_elements(1, d_h) == 2.25
     assert kv_cache_elements(128, 192, 128) == 128 * 320
     assert kv_cache_elements(8, 128) == 2048
+    # chapter 6's ratios, in Table 1's frame (baseline keys and values of d_h = 128)
+    mla = mla_cache_elements(512, 64)
+    assert round(kv_cache_elements(128, d_h) / mla, 1) == 56.9
+    assert round(mla / kv_cache_elements(8, d_h), 2) == 0.28  # not "under a quarter"
 
 
 def test_bad_input():

@@ -1,9 +1,11 @@
 """Tests for posenc.rope_context: full turns, p-RoPE's numbers, Men et al.'s base bound.
 
-``ref_margin`` writes ``B_m = Σ_i cos(m θ_i)`` with Python floats; ``ref_expected_advantage``
-checks the reason for it (the similar-minus-random score difference) by Monte Carlo. The
-bound is compared with the fitted curve of Men et al.'s Figure 1, ``0.0424 · L^1.628``
-(read from a text rendering of the figure; the paper's table could not be read).
+``ref_margin`` writes ``B_m = Σ_i cos(m θ_i)`` with Python floats; a Monte Carlo test checks
+the reason for it (the similar-minus-random score difference). The base bound is checked as
+a bound: it satisfies the criterion (Python floats), a base 1e-7 below fails, and a grid 100
+times finer than 1 % over the 8 % below it finds no earlier satisfying base. It is also
+compared with the fitted curve of Men et al.'s Figure 1, ``0.0424 · L^1.628`` (read from a
+text rendering of the figure; the paper's table could not be read).
 """
 
 from __future__ import annotations
@@ -86,22 +88,59 @@ def test_gemma4_global_layers_quoted_in_chapter_4():
     assert int((ours > 0).sum()) == 64
 
 
-@pytest.mark.parametrize("L", [1024, 4096, 8192])
-def test_base_bound_is_the_first_satisfying_grid_base(L):
+def ref_min_margin(L, d, base):
+    return min(ref_margin(m, d, base) for m in range(L + 1))
+
+
+def first_on_grid(L, d, lo, hi, step):
+    """First base of the grid ``lo·(1 + step)^k`` below ``hi`` meeting the criterion."""
+    grid = lo * (1 + step) ** torch.arange(int(math.log(hi / lo) / math.log1p(step)) + 1,
+                                           dtype=F64)
+    w = torch.arange(0, d, 2, dtype=F64) / d
+    for chunk in grid.split(64):
+        theta = chunk[:, None] ** -w  # (nb, P)
+        ok = torch.ones(len(chunk), dtype=torch.bool)
+        for m0 in range(0, L + 1, 512):
+            m = torch.arange(m0, min(L + 1, m0 + 512), dtype=F64)
+            ok &= (torch.cos(m[None, :, None] * theta[:, None, :]).sum(-1) >= 0).all(-1)
+        if ok.any():
+            return chunk[ok][0].item()
+    return None
+
+
+@pytest.mark.parametrize("L", [1024, 2048])
+def test_base_bound_is_the_smallest_satisfying_base(L):
+    """The bound holds, fails just below, and no base on a dense grid below it holds."""
     b = base_lower_bound(L, 128)
     assert min_similar_token_margin(L, rope_inv_freq(128, b, dtype=F64)) >= 0
-    below = rope_inv_freq(128, b / 1.01, dtype=F64)  # the grid point below fails
-    assert min_similar_token_margin(L, below) < 0
+    assert ref_min_margin(L, 128, b) > -1e-9  # independent: Python floats
+    assert ref_min_margin(L, 128, b * (1 - 1e-7)) < 0
+    # a grid 100 times finer than 1 % over the 8 % below the bound finds nothing earlier
+    hit = first_on_grid(L, 128, b / 1.08, b * 1.001, 1e-4)
+    assert hit is not None and b <= hit < b * 1.0001
+    # the same edge from another start (the grid-based version moved with its start)
+    assert base_lower_bound(L, 128, start=b / 3) == pytest.approx(b, rel=1e-8)
     # Men et al., Figure 1: fitted curve 0.0424 L^1.628 through their computed bounds.
     assert 0.7 < b / (0.0424 * L**1.628) < 1.4
 
 
-def test_criterion_is_not_monotone_in_the_base():
-    """Above the first satisfying base, some bases fail again (why the bound scans)."""
-    b = base_lower_bound(4096, 128)
-    assert 2.8e4 < b < 2.95e4
-    again = rope_inv_freq(128, 5.31e4, dtype=F64)
-    assert min_similar_token_margin(4096, again) < 0
+def test_base_bound_finds_the_island_a_coarse_grid_misses():
+    """L = 4096: the criterion first holds on an island near 2.70e4 (1 % grid: 2.87e4)."""
+    b = base_lower_bound(4096, 128, start=1e4)
+    assert b == pytest.approx(26952.34, abs=0.01)
+    assert ref_min_margin(4096, 128, b) > -1e-9
+    assert ref_min_margin(4096, 128, b * (1 - 1e-7)) < 0
+    hit = first_on_grid(4096, 128, 2.6e4, b * 1.001, 1e-4)  # nothing earlier on a fine grid
+    assert hit is not None and b <= hit < b * 1.0001
+    margin = {base: min_similar_token_margin(4096, rope_inv_freq(128, base, dtype=F64))
+              for base in (26965.0, 27000.0, 28700.0, 5.31e4)}
+    assert margin[26965.0] == pytest.approx(0.16, abs=0.005)  # inside the island
+    assert margin[27000.0] < 0 and margin[5.31e4] < 0  # fails again above it
+    assert margin[28700.0] > 0
+    assert base_lower_bound(4096, 128, start=27000.0) == pytest.approx(28628.69, abs=0.01)
+    # the first hit of a 1 % grid from 1e4 steps over the island
+    coarse = first_on_grid(4096, 128, 1e4, 4e4, 0.01)
+    assert 2.86e4 < coarse < 2.88e4
 
 
 def test_base_bound_bad_input():
@@ -111,7 +150,9 @@ def test_base_bound_bad_input():
         base_lower_bound(1024, 128, start=100.0, max_base=200.0)
     with pytest.raises(ValueError, match="head_dim"):
         base_lower_bound(1024, 127)
-    with pytest.raises(ValueError, match="ratio"):
-        base_lower_bound(1024, 128, ratio=1.0)
+    with pytest.raises(ValueError, match="rtol"):
+        base_lower_bound(1024, 128, rtol=0.0)
+    with pytest.raises(ValueError, match="rtol"):
+        base_lower_bound(1024, 128, rtol=0.05)
     with pytest.raises(ValueError, match="context_length"):
         base_lower_bound(0, 128)

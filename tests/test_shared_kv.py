@@ -186,3 +186,61 @@ def test_v4_defaults_quoted_in_chapter_5():
     assert (cfg.num_key_value_heads, cfg.head_dim, cfg.qk_rope_head_dim) == (1, 512, 64)
     assert cfg.rope_parameters["main"]["rope_theta"] == 10000.0
     assert cfg.rope_parameters["compress"]["rope_theta"] == 160000.0
+
+
+def test_v4_layer_mix_cache_and_yarn_quoted_in_chapter_5():
+    """The default layer mix, the cache arithmetic and YaRN's forced attention_factor."""
+    cfg_mod = pytest.importorskip("transformers.models.deepseek_v4.configuration_deepseek_v4")
+    cfg = cfg_mod.DeepseekV4Config()
+    kinds = {t: cfg.layer_types.count(t) for t in set(cfg.layer_types)}
+    assert kinds == {"heavily_compressed_attention": 23, "compressed_sparse_attention": 20}
+    assert cfg.compress_rates == {"compressed_sparse_attention": 4,
+                                  "heavily_compressed_attention": 128}
+    assert (cfg.sliding_window, cfg.index_head_dim, cfg.head_dim) == (128, 128, 512)
+    far = 20 * (512 + 128) / 4 + 23 * 512 / 128
+    assert far == 3292 and 576 * 61 == 35136
+    yarn = cfg_mod.DeepseekV4Config(rope_parameters={
+        "rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 65536})
+    assert yarn.rope_parameters["main"]["rope_type"] == "default"
+    assert yarn.rope_parameters["compress"]["rope_type"] == "yarn"
+    assert yarn.rope_parameters["compress"]["attention_factor"] == 1.0
+
+
+def _tiny_v4_hca():
+    v4 = pytest.importorskip("transformers.models.deepseek_v4.modeling_deepseek_v4")
+    from transformers.models.deepseek_v4.configuration_deepseek_v4 import DeepseekV4Config
+
+    cfg = DeepseekV4Config(
+        vocab_size=32, hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
+        head_dim=16, q_lora_rank=24, partial_rotary_factor=0.5,
+        layer_types=["heavily_compressed_attention"], mlp_layer_types=["moe"],
+        sliding_window=64, compress_rates={"compressed_sparse_attention": 4,
+                                           "heavily_compressed_attention": 4},
+        o_groups=2, o_lora_rank=8, n_routed_experts=4, num_experts_per_tok=2,
+        moe_intermediate_size=16,
+    )
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(0)
+    att = v4.DeepseekV4Attention(cfg, 0).to(F64)
+    with torch.no_grad():
+        for p in att.parameters():
+            p.normal_(0.0, 0.3)
+    return v4, cfg, att
+
+
+def test_transformers_v4_hca_layer_is_not_shift_invariant():
+    """HCA layers rotate compressed entries at i*m from the cache start and gate them by
+    position_ids, all with the compress base: relabelling positions moves the output."""
+    v4, cfg, att = _tiny_v4_hca()
+    assert att.rope_layer_type == "compress"  # the sliding branch too uses this base
+    s = 16
+    x = torch.randn(1, s, 32, dtype=F64, generator=torch.Generator().manual_seed(2))
+    mask = torch.full((s, s), float("-inf"), dtype=F64).triu(1)[None, None]
+    rot = v4.DeepseekV4RotaryEmbedding(cfg)
+    outs = []
+    with torch.no_grad():
+        for start in (0, 100):
+            pos = torch.arange(start, start + s)[None]
+            emb = {"main": rot(x, pos, "main"), "compress": rot(x, pos, "compress")}
+            outs.append(att(x, emb, pos, mask)[0])
+    assert (outs[1] - outs[0]).norm() > 0.1 * outs[0].norm()
