@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
-from .atlas import layer_pattern, period
+from .atlas import _num, layer_pattern, period  # one number style for the atlas and the report
 from .families import ATTENTION_TYPES
 from .files import read_config
 from .layers import LayerSpec, layer_specs
@@ -253,17 +253,6 @@ def _plain(x):
 
 def _tuples(x):
     return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
-
-
-def _num(x: float) -> str:
-    """``10000`` -> ``"10000"``, ``1e6`` -> ``"1e6"``, ``160000`` -> ``"1.6e5"``,
-    ``0.1`` -> ``"0.1"``."""
-    if x != int(x):
-        return f"{x:g}"
-    if abs(x) < 1e5:
-        return str(int(x))
-    mantissa, exponent = f"{x:e}".split("e")
-    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
 def _sig(x: float) -> str:
