@@ -317,7 +317,7 @@ def short_reason(reason: str) -> str:
     Drops the ``"model_type 'x' is refused: "`` prefix and parenthesised asides, keeps the
     first clause (up to the first ``"; "`` or ``", so "``) and cuts it at a word boundary
     after at most 72 characters (``"…"`` marks a cut). The full reason stays in
-    :attr:`AtlasRow.refused`.
+    ``AtlasRow.refused``.
     """
     text = reason.split(" is refused: ", 1)[-1]
     text = re.sub(r"\s*\([^()]*\)", "", text)
