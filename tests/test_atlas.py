@@ -217,8 +217,8 @@ def test_table_has_one_item_per_row_and_escapes_markup():
     assert table.count("\n  - ") == 3 * (len(atlas.COLUMNS) - 1)
     assert r"key \`a\_b\` \| \*c\*" in table
     assert "**refused**" in table
-    assert "\\*c\\* [^refusal-1]" in table  # the note, then its footnote's reference
-    assert atlas.render_footnotes(rows) == "[^refusal-1]: `x`: r\n\n"
+    assert "\\*c\\* ({ref}`full reason <atlas-refusal-1>`)" in table  # note, then its link
+    assert atlas.render_footnotes(rows) == "(atlas-refusal-1)=\n`x`\n: r\n\n"
 
 
 def test_page_counts_rows_and_refusals():
@@ -229,7 +229,7 @@ def test_page_counts_rows_and_refusals():
                              not_text=["some_vision"], checked_elsewhere={"qwen3_next": "t.py"})
     assert "**3 families, 2 read, 1 refused**" in page
     assert f"{len(FAMILIES)} records" in page and "Chapter 12 counts" in page
-    assert "[^refusal-1]: `x`: why" in page
+    assert "(atlas-refusal-1)=\n`x`\n: why" in page
     assert "`transformers` 9.9" in page and "`make atlas`" in page
     assert "tests/test_hf_sweep.py" in page and "`some_vision`" in page
     assert "checked by tests/t.py" in page

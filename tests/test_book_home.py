@@ -83,9 +83,17 @@ TEMPLATE = re.compile(
 )
 
 
+#: Package indexes a reader may be told to install a dependency from, as their maintainers
+#: document them (not a source of this book's code): PyTorch's CPU-only wheels.
+PACKAGE_INDEXES = ("https://download.pytorch.org/whl/cpu",)
+
+
 def allowed(kind: str, source: str, home) -> bool:
-    """A code source is allowed only when it is the configured home at its revision."""
+    """A code source is allowed only when it is the configured home at its revision (or a
+    documented package index, :data:`PACKAGE_INDEXES`)."""
     if TEMPLATE.match(source):
+        return True
+    if kind == "pip install from a URL" and source in PACKAGE_INDEXES:
         return True
     if home is None:
         return False
@@ -95,6 +103,13 @@ def allowed(kind: str, source: str, home) -> bool:
     if kind in ("Binder launch", "Colab launch"):
         return f"/{org_repo}/" in source and f"/{home.revision}" in source
     return source == home.url or source.startswith(home.url + "/")
+
+
+def test_only_the_documented_package_index_is_allowed():
+    readme = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+    other = "pip install torch --index-url https://packages.example.org/simple"
+    assert [allowed(k, s, None) for k, s in code_sources(readme)] == [True]
+    assert [allowed(k, s, None) for k, s in code_sources(other)] == [False]
 
 
 def test_scanner_finds_every_kind_of_code_source():

@@ -60,7 +60,7 @@ class AtlasRow:
     ``refused`` holds the reason ``posenc`` refuses the family (the ``ValueError`` message
     of :func:`~posenc.hf_config.layer_specs`, in full); its ``layers`` cell then says
     ``"refused"``, the note gives the reason in one short line (:func:`short_reason`; the
-    page gives the full reason in a footnote) and the other cells say nothing
+    page gives the full reason below the table) and the other cells say nothing
     (:data:`NONE`).
     """
 
@@ -409,14 +409,15 @@ def _cell(row: AtlasRow, name: str, footnote: str | None = None) -> str:
     if name == "layers" and row.refused:
         return "**refused**"
     if name == "note" and footnote:
-        return f"{_escape(value)} [^{footnote}]"
+        return f"{_escape(value)} ({{ref}}`full reason <{footnote}>`)"
     return _escape(value) if value else NONE
 
 
 def _footnotes(rows: list[AtlasRow]) -> dict[str, str]:
-    """``{model_type: footnote label}`` of the refused rows (``refusal-1`` …, in order)."""
+    """``{model_type: label}`` of the refused rows' full reasons (``atlas-refusal-1`` …, in
+    order)."""
     refused = [r.model_type for r in rows if r.refused]
-    return {mt: f"refusal-{i}" for i, mt in enumerate(refused, 1)}
+    return {mt: f"atlas-refusal-{i}" for i, mt in enumerate(refused, 1)}
 
 
 def render_table(rows: list[AtlasRow], *, name: str = "atlas-table") -> str:
@@ -424,8 +425,8 @@ def render_table(rows: list[AtlasRow], *, name: str = "atlas-table") -> str:
 
     ``name`` becomes the table's label (a link target). The header row is
     :data:`COLUMNS`; code spans hold the model types, every other cell is escaped text. A
-    refused row's note is its short reason and a footnote reference (``[^refusal-1]`` …)
-    whose definition, the full reason, :func:`render_footnotes` writes.
+    refused row's note is its short reason and a link (``{ref}`` to ``atlas-refusal-1`` …)
+    to its full reason, which :func:`render_footnotes` writes below the table.
     """
     notes = _footnotes(rows)
     lines = [
@@ -445,11 +446,14 @@ def render_table(rows: list[AtlasRow], *, name: str = "atlas-table") -> str:
 
 
 def render_footnotes(rows: list[AtlasRow]) -> str:
-    """The footnote definitions of :func:`render_table`'s refused rows: each refused
-    family's full reason, as :func:`~posenc.hf_config.layer_specs` gives it."""
+    """The full reasons of :func:`render_table`'s refused rows, each behind the label its
+    note links to, as a definition list (``model_type`` : the reason
+    :func:`~posenc.hf_config.layer_specs` gives). Plain paragraphs, not MyST footnotes:
+    those render as ``<aside>`` elements inside the page's main landmark, which axe-core
+    reports."""
     notes = _footnotes(rows)
     by_type = {r.model_type: r for r in rows}
-    return "".join(f"[^{label}]: `{mt}`: {_escape(by_type[mt].refused)}\n\n"
+    return "".join(f"({label})=\n`{mt}`\n: {_escape(by_type[mt].refused)}\n\n"
                    for mt, label in notes.items())
 
 
@@ -529,7 +533,7 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         "(summarised by {py:mod}`posenc.hf_config.atlas`). "
         f"**{len(rows)} families, {len(rows) - len(refused)} read, {len(refused)} "
         "refused** (a refused row gives posenc's reason in one line instead of guessing, "
-        "and the full reason in its footnote).",
+        "and its full reason below the table).",
         "",
         _counts_note(rows),
         "",
@@ -581,7 +585,8 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         "it filters the rows.",
         "",
         render_table(rows),
-        render_footnotes(rows).rstrip("\n"),
+        *(["## Why each refused family is refused", "",
+            render_footnotes(rows).rstrip("\n")] if any(r.refused for r in rows) else []),
         "",
     ]
     if unbuildable:

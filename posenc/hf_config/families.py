@@ -119,28 +119,28 @@ class Family:
         layer_pattern: how ``layer_types`` is derived when a config has none — ``None``
             (every layer ``"full_attention"``, or ``"sliding_attention"`` if the config has
             a ``sliding_window`` and ``use_sliding_window`` is not false);
-            :class:`~posenc.hf_config.families.Every` (a period read from a key: layer
+            ``Every`` (a period read from a key: layer
             ``i`` is full iff ``(i + 1 + offset) % config[key] == 0``, else ``other``);
-            :class:`~posenc.hf_config.families.AllLayers` (every layer one type: Falcon-H1's
+            ``AllLayers`` (every layer one type: Falcon-H1's
             ``"hybrid"``); or ``"listed"``: the family's pattern is not encoded here, so a
             config without ``layer_types`` is refused by name.
         last_layer_full: the config class forces the last layer to ``"full_attention"``
             (Gemma 4).
-        nope_flags: :class:`~posenc.hf_config.families.NopeFlags` — ``config[key][i] == 0``
+        nope_flags: ``NopeFlags`` — ``config[key][i] == 0``
             marks a layer **without** RoPE (SmolLM3, Llama 4: 1 = uses RoPE); without the
             list, every ``interval``-th layer is NoPE.
         nope_types: layer types that carry no RoPE (Cohere 2's and EXAONE 4's global
             layers; linear-attention and state-space layers of hybrids).
-        block_types_key: :class:`~posenc.hf_config.families.BlockTypes` for hybrids that list
+        block_types_key: ``BlockTypes`` for hybrids that list
             blocks under another key (``layers_block_type``): each entry is mapped to a layer type.
         flat_rope_types: for a flat (not per-type) RoPE dict, the layer types it applies to;
             the other types get the default rope with the same ``rope_theta`` (OLMo 3
             scales full-attention layers only). ``None``: every type.
-        type_bases: :class:`~posenc.hf_config.families.TypeBase` entries — a per-type
+        type_bases: ``TypeBase`` entries — a per-type
             ``rope_theta`` read from its own config key (Gemma 3's
             ``rope_local_base_freq``, ModernBERT's ``local_rope_theta`` /
             ``global_rope_theta``).
-        type_head_dim: :class:`~posenc.hf_config.families.TypeHeadDim` entries — a per-type
+        type_head_dim: ``TypeHeadDim`` entries — a per-type
             head width (Gemma 4's ``global_head_dim``).
         window_offset: added to ``config.sliding_window`` to give the keys a query sees,
             itself included (bidirectional encoders that see ``w`` on each side: ``+1``).

@@ -9,24 +9,6 @@ Its :meth:`ConfigReport.text` is what the command line prints, :meth:`ConfigRepo
 what ``--json`` prints (:meth:`ConfigReport.to_json`), and :meth:`ConfigReport.from_dict`
 reads that back.
 
-Example (Llama 3.1 8B's published ``config.json``, the scaling block abridged to what it
-says):
-
->>> from posenc.hf_config import config_report
->>> report = config_report({
-...     "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
-...     "num_hidden_layers": 32, "max_position_embeddings": 131072,
-...     "rope_theta": 500000.0, "rope_scaling": {
-...         "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-...         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})
->>> print(report.text())
-llama: all full (32 layers)
-  layers 0–31: full_attention, global, RoPE base 5e5, all 128 channels, half pairs,
-    llama3 (factor 8, original_max_position_embeddings 8192, low_freq_factor 1,
-    high_freq_factor 4); 64 frequencies, wavelengths 6.28 to 2.05e7 positions
->>> report.groups[0].rope_type, len(report.groups[0].layers)
-('llama3', 32)
-
 Source: every fact is :func:`~posenc.hf_config.layer_specs`'s (checked against each
 family's own ``transformers`` modules by ``tests/test_hf_sweep.py``); the layer pattern is
 :func:`~posenc.hf_config.atlas.layer_pattern`'s.
@@ -353,6 +335,24 @@ def config_report(config, *, seq_len: int | None = None) -> ConfigReport:
     Raises:
         ValueError, TypeError: what :func:`~posenc.hf_config.layer_specs` raises (an
             unknown or refused family, a config it cannot read: the message says why).
+
+    Example (Llama 3.1 8B's published ``config.json``, the scaling block abridged to what
+    it says):
+
+    >>> from posenc.hf_config import config_report
+    >>> report = config_report({
+    ...     "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+    ...     "num_hidden_layers": 32, "max_position_embeddings": 131072,
+    ...     "rope_theta": 500000.0, "rope_scaling": {
+    ...         "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+    ...         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})
+    >>> print(report.text())
+    llama: all full (32 layers)
+      layers 0–31: full_attention, global, RoPE base 5e5, all 128 channels, half pairs,
+        llama3 (factor 8, original_max_position_embeddings 8192, low_freq_factor 1,
+        high_freq_factor 4); 64 frequencies, wavelengths 6.28 to 2.05e7 positions
+    >>> report.groups[0].rope_type, len(report.groups[0].layers)
+    ('llama3', 32)
     """
     if isinstance(config, str | os.PathLike):
         config = read_config(config)
