@@ -1,23 +1,46 @@
 """posenc: positional encodings for Transformers, small and exact.
 
-One module per idea; torch tensors throughout (numpy/matplotlib only at the edges).
+One module per idea; torch tensors throughout (numpy at the edges, matplotlib only for the
+book's figures, imported on first use). Every public module, grouped:
+
+The encodings
 
 * :mod:`posenc.sinusoidal` — Vaswani et al. (2017) sinusoidal table and its shift map.
 * :mod:`posenc.learned` — a learned absolute table (BERT/GPT-2/ViT) with an explicit limit.
 * :mod:`posenc.rope` — rotary embedding (RoFormer): frequencies, cos/sin tables, both layouts.
+* :mod:`posenc.rope_context` — RoPE frequencies against a context length: full turns per
+  pair, p-RoPE, the similar-token margin and the base bound.
 * :mod:`posenc.multi_axis` — RoPE over 2-D/3-D positions: axial RoPE, M-RoPE (Qwen2-VL,
   Qwen3-VL) and the position ids of text + image + video sequences.
+* :mod:`posenc.rope_mixed` — RoPE-Mixed (Heo et al., 2024): learned frequency vectors over
+  all axes.
+* :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.
+* :mod:`posenc.alibi` — ALiBi slopes for any head count and the bias matrices.
+* :mod:`posenc.fire` — FIRE (Li et al., 2024): a learned function of the normalised distance.
+
+Long context and attention
+
 * :mod:`posenc.scaling` — RoPE context extension (PI, NTK-aware, dynamic NTK, YaRN, Llama 3,
   LongRoPE, proportional), every method returning ``(inv_freq, attention_factor)``;
   registries ``ROPE_SCALING`` and ``ROPE_TYPES`` (by ``transformers`` rope_type).
-* :mod:`posenc.hf_config` — what a ``transformers`` config or ``config.json`` does to RoPE:
-  frequencies per layer type, NoPE layers, sliding windows.
-* :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.
-* :mod:`posenc.alibi` — ALiBi slopes for any head count and the bias matrices.
 * :mod:`posenc.attention` — readable scaled dot-product attention, causal and
   sliding-window masks, and a KV cache.
-* :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure style;
-  :mod:`posenc.interactive` — figures with a slider for the HTML pages (Plotly.js).
+* :mod:`posenc.mla` — multi-head latent attention with decoupled RoPE (DeepSeek-V2/V3).
+* :mod:`posenc.shared_kv` — shared key/value attention with rotated values (DeepSeek-V4).
+
+Reading real models
+
+* :mod:`posenc.hf_config` — what a ``transformers`` config or ``config.json`` does to RoPE:
+  frequencies per layer type, NoPE layers, sliding windows; refusals by name.
+* :mod:`posenc.cli` — ``posenc inspect CONFIG`` (also ``python -m posenc``).
+
+The book's studies and helpers
+
+* :mod:`posenc.model` — a tiny decoder whose position scheme is one argument.
+* :mod:`posenc.experiments` — the measured length-extrapolation study (chapter 10).
+* :mod:`posenc.grid_experiment` — the patch-grid study (chapter 11).
+* :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure
+  style; :mod:`posenc.interactive` — figures with a slider for the HTML pages (Plotly.js).
 
 The most used names are re-exported here; method-specific names (``posenc.scaling.yarn``)
 stay in their module. ``posenc.attention`` is the module; its function is

@@ -386,12 +386,3 @@ class TinyDecoder(nn.Module):
             else:
                 x = block(x, rope=rope, bias=bias, mask=rope_mask)
         return self.head(self.ln_f(x))
-
-
-def cross_entropy_masked(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor):
-    """Mean cross-entropy (nats) and accuracy over the positions where ``mask`` is True."""
-    lf = logits[mask]
-    tf = targets[mask]
-    loss = F.cross_entropy(lf, tf)
-    acc = (lf.argmax(-1) == tf).float().mean()
-    return loss, acc

@@ -3,6 +3,7 @@ the figures nbval's run produced (for test_figures.py) and a short site-check su
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
@@ -52,6 +53,42 @@ def missing_tool(check: str, reason: str):
     if os.environ.get("CI") == "true":
         pytest.fail(message + f" (CI=true: the {check} is required)", pytrace=False)
     pytest.skip(message)
+
+
+class OptionalModule:
+    """A module that only some tests in a file need, imported when a test first uses it.
+
+    ``T5 = OptionalModule("transformers.models.t5.modeling_t5")`` at the top of a test file
+    costs nothing at collection; the first attribute a test reads imports the module. When it
+    cannot be imported, that test (and only that test) is skipped with the reason, except
+    under ``CI=true``, where it fails: a module-level ``pytest.importorskip`` would skip the
+    whole file, the tests that need no ``transformers`` with it.
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module = None
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if self._module is None:
+            try:
+                self._module = importlib.import_module(self._name)
+            except ImportError as exc:
+                missing_tool(f"test needing {self._name}", f"{exc}")
+        return getattr(self._module, attr)
+
+
+def pytest_runtest_setup(item):
+    """Apply the ``needs`` marker: skip (fail under ``CI=true``) a test whose modules are
+    missing."""
+    for mark in item.iter_markers("needs"):
+        for name in mark.args:
+            try:
+                importlib.import_module(name)
+            except ImportError as exc:
+                missing_tool(f"test needing {name}", f"{exc}")
 
 
 #: Numbers the site checks report at the end of the run (pages, images, timings).
@@ -126,6 +163,9 @@ class _NotebookOutputRecorder:
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "needs(*modules): the test imports these modules; skipped when one is "
+        "missing (failed under CI=true), the other tests of its file still run")
     if not config.pluginmanager.has_plugin("posenc-notebook-outputs"):
         config.pluginmanager.register(_NotebookOutputRecorder(), "posenc-notebook-outputs")
 

@@ -10,14 +10,15 @@ import math
 
 import pytest
 import torch
+from conftest import OptionalModule
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc.alibi import alibi_bias, alibi_slopes
 from posenc.attention import attention, causal_mask
 
-bloom = pytest.importorskip("transformers.models.bloom.modeling_bloom")
-mpt = pytest.importorskip("transformers.models.mpt.modeling_mpt")
+bloom = OptionalModule("transformers.models.bloom.modeling_bloom")
+mpt = OptionalModule("transformers.models.mpt.modeling_mpt")
 
 
 def ref_get_slopes(n: int) -> list[float]:

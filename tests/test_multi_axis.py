@@ -452,7 +452,7 @@ def test_position_ids_bad_input(kwargs, err, match):
 
 
 # ------------------------------------------------------------------- transformers parity
-transformers = pytest.importorskip("transformers")
+needs_transformers = pytest.mark.needs("transformers")
 
 
 def _text_config(cls, head_dim, section, theta):
@@ -465,6 +465,7 @@ def _text_config(cls, head_dim, section, theta):
     return cfg
 
 
+@needs_transformers
 @pytest.mark.parametrize(
     ("model", "head_dim", "section", "theta"),
     [
@@ -519,6 +520,7 @@ def test_mrope_matches_transformers(model, head_dim, section, theta):
     torch.testing.assert_close(cos_same, cos_ref[0], rtol=0, atol=0)
 
 
+@needs_transformers
 @pytest.mark.parametrize("head_dim", [16, 64, 80])
 @pytest.mark.parametrize("model", ["qwen2_vl_vision", "pixtral"])
 def test_vision_2d_rope_matches_transformers(model, head_dim):
@@ -549,6 +551,7 @@ def test_vision_2d_rope_matches_transformers(model, head_dim):
     torch.testing.assert_close(sin, sin_ref, rtol=0, atol=2e-6)
 
 
+@needs_transformers
 def test_qwen2_vl_vision_tower_positions_need_merge_order():
     """The tower rotates patch j by get_vision_position_ids' (h, w), not the raster one."""
     from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
@@ -589,6 +592,7 @@ IMAGES = [[1, 6, 8], [1, 4, 4]]
 VIDEOS = [[2, 8, 8]]
 
 
+@needs_transformers
 @pytest.mark.parametrize("model", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl"])
 def test_position_ids_match_get_rope_index(model):
     seq = SEQUENCE_QWEN3 if model == "qwen3_vl" else SEQUENCE
@@ -624,6 +628,7 @@ def test_position_ids_match_get_rope_index(model):
     assert int(got.max()) + 1 - len(seq) == int(delta)
 
 
+@needs_transformers
 @pytest.mark.parametrize("model", ["qwen2_vl", "qwen2_5_vl"])
 def test_long_video_hw_rule_is_transformers(model):
     """A video whose time ids outrun max(H, W): transformers 5.24 follows the 'hw' rule."""
@@ -648,6 +653,7 @@ def test_long_video_hw_rule_is_transformers(model):
     assert int(paper[-3, 0]) == int(paper[:-3].max()) + 1 > int(hw[-3, 0])
 
 
+@needs_transformers
 @pytest.mark.parametrize(("hidden", "heads", "image", "patch"), [(128, 2, 56, 14),
                                                                  (192, 3, 48, 8)])
 def test_llama4_vision_rope_matches_transformers(hidden, heads, image, patch):

@@ -11,7 +11,8 @@ import json
 import re
 
 import pytest
-from conftest import notebooks
+import yaml
+from conftest import ROOT, notebooks
 
 NOTEBOOKS = notebooks()
 IDS = [p.name for p in NOTEBOOKS]
@@ -21,8 +22,22 @@ def load(path):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_there_are_notebooks():
-    assert len(NOTEBOOKS) >= 3
+def _toc_files(node) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["file"]] if "file" in node else []
+        return own + [f for v in node.values() for f in _toc_files(v)]
+    if isinstance(node, list):
+        return [f for v in node for f in _toc_files(v)]
+    return []
+
+
+def test_the_notebooks_are_the_numbered_chapters():
+    """Every notebook in book/ is a chapter of _toc.yml and every ``NN_`` chapter of
+    _toc.yml is a notebook: twelve, numbered 01 to 12 without a gap."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    chapters = [f for f in _toc_files(toc) if re.fullmatch(r"book/\d\d_\w+", f)]
+    assert [f"book/{p.stem}" for p in NOTEBOOKS] == chapters
+    assert [int(p.name[:2]) for p in NOTEBOOKS] == list(range(1, 13))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)

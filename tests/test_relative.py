@@ -10,6 +10,7 @@ import math
 
 import pytest
 import torch
+from conftest import OptionalModule
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +24,7 @@ from posenc.relative import (
     relative_positions,
 )
 
-T5 = pytest.importorskip("transformers.models.t5.modeling_t5")
+T5 = OptionalModule("transformers.models.t5.modeling_t5")
 
 
 def ref_bucket(r: int, bidirectional: bool, num_buckets: int, max_distance: int) -> int:

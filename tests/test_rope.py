@@ -218,7 +218,7 @@ def test_positions_broadcast_over_heads():
 
 
 # ------------------------------------------------------------------- transformers parity
-transformers = pytest.importorskip("transformers")
+needs_transformers = pytest.mark.needs("transformers")
 
 
 def _llama_rotary(head_dim, theta):
@@ -230,6 +230,7 @@ def _llama_rotary(head_dim, theta):
     return LlamaRotaryEmbedding(cfg)
 
 
+@needs_transformers
 @pytest.mark.parametrize("head_dim,theta", [(16, 10000.0), (64, 10000.0), (128, 500000.0)])
 def test_llama_parity_half_layout(head_dim, theta):
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
@@ -250,6 +251,7 @@ def test_llama_parity_half_layout(head_dim, theta):
     assert torch.allclose(apply_rope(q, pid[:, None], base=theta), q_hf, atol=1e-4)
 
 
+@needs_transformers
 def test_llama_parity_bf16_tables():
     """Given transformers' bf16 cos/sin, apply_rope computes exactly what it computes."""
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
@@ -263,6 +265,7 @@ def test_llama_parity_bf16_tables():
     assert torch.equal(apply_rope(q, cos=cos[:, None], sin=sin[:, None]), q_hf)
 
 
+@needs_transformers
 def test_gpt_neox_parity_partial_rotation():
     from transformers.models.gpt_neox.modeling_gpt_neox import apply_rotary_pos_emb
 
@@ -275,6 +278,7 @@ def test_gpt_neox_parity_partial_rotation():
     assert torch.allclose(apply_rope(k, cos=cos[:, None], sin=sin[:, None]), k_hf, atol=1e-12)
 
 
+@needs_transformers
 @pytest.mark.parametrize("head_dim,rotary_pct,theta", [(64, 0.25, 10000.0), (32, 0.5, 10000.0),
                                                       (128, 0.25, 500000.0)])
 def test_gpt_neox_parity_own_frequencies(head_dim, rotary_pct, theta):
@@ -308,6 +312,7 @@ def test_gpt_neox_parity_own_frequencies(head_dim, rotary_pct, theta):
     assert torch.equal(q_hf[..., r:], q[..., r:])
 
 
+@needs_transformers
 def test_bf16_posenc_rotates_in_fp32_transformers_in_bf16():
     """The module docstring's precision statement: with positions, apply_rope rotates a bf16
     tensor in float32 and rounds once (Meta's recipe); transformers casts its tables to
@@ -334,6 +339,7 @@ def test_bf16_posenc_rotates_in_fp32_transformers_in_bf16():
     assert err_ours < err_hf
 
 
+@needs_transformers
 def test_gptj_parity_interleaved_layout():
     from transformers.models.gptj.modeling_gptj import (
         apply_rotary_pos_emb,
@@ -352,6 +358,7 @@ def test_gptj_parity_interleaved_layout():
 
 
 # ----------------------------------------------------------------------------- layouts
+@needs_transformers
 def test_layout_permutation_values():
     assert layout_permutation(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
     assert layout_permutation(8, src="half", dst="interleaved").tolist() == [
@@ -368,6 +375,7 @@ def test_layout_permutation_values():
         layout_permutation(8, 10)
 
 
+@needs_transformers
 @settings(max_examples=40, deadline=None)
 @given(half_d=st.integers(1, 32), seed=st.integers(0, 10**6), m=st.integers(0, 10**5),
        n=st.integers(0, 10**5), src=st.sampled_from(LAYOUTS))
@@ -387,6 +395,7 @@ def test_layout_round_trip_and_dot_products(half_d, seed, m, n, src):
 
 
 # ---------------------------------------------------------------------------- theorems
+@needs_transformers
 @settings(max_examples=60, deadline=None)
 @given(half_d=st.integers(1, 32), seed=st.integers(0, 10**6), m=st.integers(0, 10**5),
        n=st.integers(0, 10**5), shift=st.integers(0, 10**5), layout=st.sampled_from(LAYOUTS),
@@ -406,6 +415,7 @@ def test_relative_position_theorem(half_d, seed, m, n, shift, layout, base):
     assert score(m, n) == pytest.approx(score(m + shift, n + shift), abs=1e-9 * scale)
 
 
+@needs_transformers
 @settings(max_examples=60, deadline=None)
 @given(half_d=st.integers(1, 64), seed=st.integers(0, 10**6), m=st.integers(-10**6, 10**6),
        layout=st.sampled_from(LAYOUTS))
@@ -420,6 +430,7 @@ def test_norm_preservation_and_orthogonality(half_d, seed, m, layout):
                           atol=1e-12)
 
 
+@needs_transformers
 @settings(max_examples=30, deadline=None)
 @given(offset=st.integers(0, 10**5), length=st.integers(1, 12), seed=st.integers(0, 10**6),
        layout=st.sampled_from(LAYOUTS))
@@ -431,12 +442,14 @@ def test_offset_consistency(offset, length, seed, layout):
     assert torch.allclose(part, full[:, offset:], atol=1e-12)
 
 
+@needs_transformers
 def test_offset_issue_case():
     x = rand(1, 9, 16, seed=11, dtype=torch.float32)
     full = apply_rope(x, torch.arange(9))
     assert torch.equal(apply_rope(x[:, 5:], torch.arange(5, 9)), full[:, 5:])
 
 
+@needs_transformers
 @settings(max_examples=30, deadline=None)
 @given(half_d=st.integers(1, 16), seed=st.integers(0, 10**6), m=st.integers(0, 10**4),
        layout=st.sampled_from(LAYOUTS))
@@ -452,6 +465,7 @@ def test_autograd_gradient_is_inverse_rotation(half_d, seed, m, layout):
 
 
 # ----------------------------------------------------------------------- precision
+@needs_transformers
 def test_bf16_positions_collapse():
     pos = torch.arange(8192)
     as_bf16 = pos.to(torch.bfloat16)
@@ -459,6 +473,7 @@ def test_bf16_positions_collapse():
     assert torch.unique(as_bf16).numel() == 897
 
 
+@needs_transformers
 def test_fp16_table_error_at_2048():
     inv = rope_inv_freq(64, dtype=F64)
     pos = torch.arange(2048)
@@ -470,6 +485,7 @@ def test_fp16_table_error_at_2048():
     assert (fp32.to(F64) - exact).abs().max().item() < 5e-4
 
 
+@needs_transformers
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_half_precision_input_uses_fp32_angles(dtype):
     x = rand(2, 8192, 64, seed=12, dtype=torch.float32).to(dtype)
@@ -482,6 +498,7 @@ def test_half_precision_input_uses_fp32_angles(dtype):
     assert not torch.equal(out, naive)
 
 
+@needs_transformers
 def test_float64_input_uses_float64_tables():
     x = rand(1, 3, 8, seed=13)
     inv64 = rope_inv_freq(8, dtype=F64)
@@ -490,6 +507,7 @@ def test_float64_input_uses_float64_tables():
 
 
 # --------------------------------------------------------------------- long-term decay
+@needs_transformers
 @pytest.mark.parametrize("delta", [0, 1, 7, 50, 200, 1000])
 @pytest.mark.parametrize("d", [8, 128])
 def test_decay_bound_matches_reference(delta, d):
@@ -497,6 +515,7 @@ def test_decay_bound_matches_reference(delta, d):
     assert got == pytest.approx(ref_decay_bound(delta, d), rel=1e-12)
 
 
+@needs_transformers
 def test_decay_bound_falls_on_average_but_not_monotonically():
     inv = rope_inv_freq(128, dtype=F64)
     b = rope_decay_bound(torch.arange(0, 256), inv)
@@ -506,6 +525,7 @@ def test_decay_bound_falls_on_average_but_not_monotonically():
 
 
 # -------------------------------------------------------------------- rope_attention
+@needs_transformers
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_value_modes_shift_behaviour(layout):
     x = rand(3, 6, 16, seed=14)
@@ -519,6 +539,7 @@ def test_value_modes_shift_behaviour(layout):
     assert outs["raw"] < 1e-12 and outs["vo"] < 1e-12 and outs["rotated"] > 0.1
 
 
+@needs_transformers
 def test_vo_mode_equals_relative_value_rotation():
     """o_m = Σ_n a_mn R_{n−m} v_n."""
     q, k, v = rand(5, 8, seed=15), rand(5, 8, seed=16), rand(5, 8, seed=17)
@@ -533,6 +554,7 @@ def test_vo_mode_equals_relative_value_rotation():
     assert torch.allclose(out, ref, atol=1e-12)
 
 
+@needs_transformers
 @pytest.mark.parametrize("prefill", [1, 3, 8])
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_rope_decode_equals_full_forward(prefill, layout):
@@ -547,6 +569,7 @@ def test_rope_decode_equals_full_forward(prefill, layout):
 
 
 # ------------------------------------------------------------------------- bad input
+@needs_transformers
 def test_apply_rope_bad_input():
     x = torch.zeros(1, 3, 8)
     with pytest.raises(ValueError, match="positions"):
@@ -588,6 +611,7 @@ def test_apply_rope_bad_input():
         apply_rope(torch.zeros(1, 3, 4), cos=cos, sin=sin)
 
 
+@needs_transformers
 def test_other_functions_bad_input():
     inv = rope_inv_freq(8)
     with pytest.raises(ValueError, match="attention_factor"):
