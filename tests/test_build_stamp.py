@@ -1,0 +1,82 @@
+"""The test run reuses README command 1's site only when that build is clean and current.
+
+``_ext/posenc_stamp.py`` stamps a build that read every page and finished with no warning
+under ``-n -W``; ``book_build`` (tests/conftest.py) reuses it only when the stamp names the
+digest of the current inputs. Each way a reused site could be wrong is broken on purpose
+here: a warning, no ``-W``, an incremental build, an exception, another builder, a changed
+input, a stale or missing stamp.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+from conftest import current_site, load_stamp
+
+stamp = load_stamp()
+
+
+def _app(**change):
+    app = SimpleNamespace(builder=SimpleNamespace(name="html"),
+                          config=SimpleNamespace(nitpicky=True), warningiserror=False,
+                          keep_going=True, _warncount=0, posenc_read_all=True)
+    for key, value in change.items():
+        setattr(app, key, value)
+    return app
+
+
+def test_a_clean_full_build_is_stamped():
+    assert stamp.clean_build(_app(), None)
+    assert stamp.clean_build(_app(warningiserror=True, keep_going=False), None)
+
+
+@pytest.mark.parametrize("change", [
+    {"_warncount": 1}, {"warningiserror": False, "keep_going": False},
+    {"posenc_read_all": False}, {"builder": SimpleNamespace(name="singlehtml")},
+    {"config": SimpleNamespace(nitpicky=False)},
+], ids=["a warning", "no -W", "incremental", "other builder", "not nitpicky"])
+def test_self_test_other_builds_are_not_stamped(change):
+    assert not stamp.clean_build(_app(**change), None)
+    assert not stamp.clean_build(_app(), RuntimeError("build failed"))
+
+
+def _repo(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "book").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "book" / "intro.md").write_text("# Intro\n")
+    (tmp_path / "tests" / "test_x.py").write_text("x = 1\n")
+    (tmp_path / ".gitignore").write_text("_build/\n")
+    return tmp_path
+
+
+def test_digest_follows_the_inputs_and_only_them(tmp_path):
+    repo = _repo(tmp_path)
+    before = stamp.inputs_digest(repo)
+    assert before is not None and stamp.inputs_digest(repo) == before
+    (repo / "tests" / "test_x.py").write_text("x = 2\n")       # not an input
+    (repo / "_build").mkdir()
+    (repo / "_build" / "junk").write_text("ignored\n")          # ignored by git
+    assert stamp.inputs_digest(repo) == before
+    (repo / "book" / "intro.md").write_text("# Intro, changed\n")
+    assert stamp.inputs_digest(repo) != before
+    assert stamp.inputs_digest(tmp_path / "not-a-repo" / "x") is None
+
+
+def test_reuse_only_a_current_stamp(tmp_path):
+    build = tmp_path / "_build"
+    (build / "html").mkdir(parents=True)
+    (build / "html" / "index.html").write_text("<html></html>")
+    assert not current_site(build, "abc")                      # no stamp
+    (build / stamp.STAMP).write_text(json.dumps({"inputs": "abc"}))
+    assert current_site(build, "abc")
+    assert not current_site(build, "abd")                      # stale stamp
+    assert not current_site(build, None)                       # no digest (no git)
+    (build / stamp.STAMP).write_text("not json")
+    assert not current_site(build, "abc")
+    (build / stamp.STAMP).write_text(json.dumps({"inputs": "abc"}))
+    (build / "html" / "index.html").unlink()
+    assert not current_site(build, "abc")                      # no site beside it
