@@ -108,3 +108,46 @@ def pytest_collection_modifyitems(session, config, items):
     ordered += list(figures.values())  # notebooks not collected: figure checks run nbclient
     ordered.sort(key=_rank)  # stable: file and cell order kept within a rank
     items[:] = ordered
+
+
+class _WorkerTimes:
+    """Where the run's time goes: each worker's busy seconds (setup, call and teardown of
+    the tests it ran, fixtures included) and each unit of work's, printed at the end of the
+    run as "workers" (``benchmarks/run.py`` reads it). Summed on the controller from the
+    reports the workers send, or in the one process under ``-n 0``."""
+
+    def __init__(self):
+        import time
+
+        self.clock = time.perf_counter
+        self.start = self.clock()
+        self.busy: dict[str, float] = {}
+        self.units: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report):
+        node = getattr(report, "node", None)
+        gateway = getattr(node, "gateway", None)
+        worker = getattr(gateway, "id", None) or "main"
+        self.busy[worker] = self.busy.get(worker, 0.0) + report.duration
+        unit = unit_of(report.nodeid)
+        self.units[unit] = self.units.get(unit, 0.0) + report.duration
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.busy:
+            return
+        wall = self.clock() - self.start
+        terminalreporter.section("workers")
+        terminalreporter.write_line(f"wall: {wall:.1f} s (collection to summary)")
+        for worker in sorted(self.busy):
+            busy = self.busy[worker]
+            terminalreporter.write_line(
+                f"busy {worker}: {busy:.1f} s ({100 * busy / wall:.0f} % of the wall time)")
+        slowest = sorted(self.units.items(), key=lambda kv: -kv[1])[:8]
+        terminalreporter.write_line(
+            "slowest units: " + ", ".join(f"{unit} {secs:.1f} s" for unit, secs in slowest))
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput") and not config.pluginmanager.has_plugin(
+            "posenc-worker-times"):
+        config.pluginmanager.register(_WorkerTimes(), "posenc-worker-times")
