@@ -9,8 +9,9 @@ worker gets and in which order:
   hands xdist a ``loadscope`` scheduler that uses it: a notebook's nbval cells (which must
   run in order, in one kernel) together with that notebook's figure check (which reuses
   nbval's outputs, ``tests/test_figures.py``); the site build with the browser and PDF
-  checks (one build, one worker); the family and key sweeps of ``transformers``
-  (``test_hf_sweep.py``, ``test_hf_keys.py``: the second starts from the first's results);
+  checks (one build, one worker); the family and key sweeps of ``transformers`` and the
+  atlas page (``test_hf_sweep.py``, ``test_hf_keys.py``, ``test_atlas.py``: the second
+  starts from the first's results, all three share the imported modeling modules);
   every other test file as a whole (its module fixtures run once). Without this file,
   plain ``loadscope`` still keeps each notebook and each test file on one worker.
 * :func:`pytest_collection_modifyitems` orders the collection so that the longest units
@@ -33,13 +34,18 @@ import pytest
 #: of work, so the site is built once and checked by one worker.
 SITE_FILES = ("test_book_build.py", "test_browser.py", "test_pdf.py")
 SITE_UNIT = "site"
-#: The family sweep and the key sweep: one unit of work, so the key sweep reuses the family
-#: sweep's outcomes and imported modeling modules (every one imported once per run).
-HF_SWEEP_FILES = ("test_hf_sweep.py", "test_hf_keys.py")
+#: The family sweep, the key sweep and the atlas page: one unit of work, so the key sweep
+#: reuses the family sweep's outcomes, and all three the imported modeling modules (every
+#: one imported once per run).
+HF_SWEEP_FILES = ("test_hf_sweep.py", "test_hf_keys.py", "test_atlas.py")
 HF_SWEEP_UNIT = "hf-sweeps"
 #: Files whose module-scoped fixtures run a study: queued right after the site, so the
 #: longest units of work start early and the workers finish together.
 HEAVY_FILES = ("test_experiments.py", "test_grid_experiment.py")
+#: Files outside those units that are slow for another reason: a built wheel installed in
+#: fresh virtual environments, pytest run in subprocesses, every notebook re-executed when
+#: nbval did not run it.
+SLOW_FILES = ("test_wheel.py", "test_optional_modules.py", "test_figures.py")
 FIGURE_CHECK = re.compile(r"tests/test_figures\.py::\w+\[(?P<nb>[\w-]+)\.ipynb\]")
 
 
@@ -77,7 +83,7 @@ def _rank(item) -> int:
     unit = unit_of(item.nodeid)
     if unit == SITE_UNIT:
         return 0
-    if item.path.name in HEAVY_FILES:
+    if item.path.name in HEAVY_FILES or unit == HF_SWEEP_UNIT:
         return 1
     if unit.startswith("nb-"):
         return 2
@@ -108,6 +114,19 @@ def pytest_collection_modifyitems(session, config, items):
     ordered += list(figures.values())  # notebooks not collected: figure checks run nbclient
     ordered.sort(key=_rank)  # stable: file and cell order kept within a rank
     items[:] = ordered
+    for item in items:
+        if is_slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
+
+
+def is_slow(nodeid: str) -> bool:
+    """Whether a test belongs to the slow part of the run that the fast loop leaves out
+    (``-m "not slow"``): the site, the sweeps of transformers, the studies, the slow files
+    above and the notebooks' nbval cells."""
+    unit = unit_of(nodeid)
+    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return (unit in (SITE_UNIT, HF_SWEEP_UNIT) or unit.startswith("nb-")
+            or name in HEAVY_FILES + SLOW_FILES)
 
 
 class _WorkerTimes:
@@ -148,6 +167,9 @@ class _WorkerTimes:
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: the site, the sweeps, the studies, the wheel, the notebooks "
+        "(conftest.py's is_slow); the fast loop is -m \"not slow\"")
     if not hasattr(config, "workerinput") and not config.pluginmanager.has_plugin(
             "posenc-worker-times"):
         config.pluginmanager.register(_WorkerTimes(), "posenc-worker-times")

@@ -1,0 +1,34 @@
+"""The run's layout (the root ``conftest.py``): which unit of work each test belongs to, and
+what the fast loop (``-m "not slow"``) leaves out. Test ids of each kind are classified as
+the scheduler and the marker see them."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from conftest import ROOT
+
+spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+layout = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(layout)
+
+
+@pytest.mark.parametrize(("nodeid", "unit", "slow"), [
+    ("tests/test_browser.py::test_pages[index]", "site", True),
+    ("tests/test_pdf.py::test_pages", "site", True),
+    ("tests/test_book_build.py::test_build_has_zero_warnings", "site", True),
+    ("tests/test_hf_keys.py::test_key_sweep", "hf-sweeps", True),
+    ("tests/test_atlas.py::test_atlas_page_is_not_stale", "hf-sweeps", True),
+    ("book/04_rope.ipynb::Cell 3", "nb-04_rope", True),
+    ("tests/test_figures.py::test_committed_figures_match_a_fresh_run[04_rope.ipynb]",
+     "nb-04_rope", True),
+    ("tests/test_experiments.py::test_quick_study", "tests/test_experiments.py", True),
+    ("tests/test_wheel.py::test_wheel", "tests/test_wheel.py", True),
+    ("tests/test_rope.py::test_llama_parity_half_layout[16-10000.0]", "tests/test_rope.py",
+     False),
+    ("tests/test_lock.py::test_lock_is_closed", "tests/test_lock.py", False),
+])
+def test_units_and_the_fast_loop(nodeid, unit, slow):
+    assert layout.unit_of(nodeid) == unit
+    assert layout.is_slow(nodeid) is slow
