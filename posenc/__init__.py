@@ -8,6 +8,10 @@ The encodings
 * :mod:`posenc.sinusoidal` — Vaswani et al. (2017) sinusoidal table and its shift map.
 * :mod:`posenc.learned` — a learned absolute table (BERT/GPT-2/ViT) with an explicit limit.
 * :mod:`posenc.rope` — rotary embedding (RoFormer): frequencies, cos/sin tables, both layouts.
+* :mod:`posenc.rope_forms` — the same rotation as a matrix, as complex multiplication, and
+  between the layouts; RoFormer's decay bound.
+* :mod:`posenc.rope_attention` — RoPE inside attention: rotating the values or not, and
+  decoding with a KV cache.
 * :mod:`posenc.rope_context` — RoPE frequencies against a context length: full turns per
   pair, p-RoPE, the similar-token margin and the base bound.
 * :mod:`posenc.multi_axis` — RoPE over 2-D/3-D positions: axial RoPE, M-RoPE (Qwen2-VL,
@@ -55,6 +59,8 @@ from . import (
     multi_axis,
     relative,
     rope,
+    rope_attention,
+    rope_forms,
     scaling,
     sinusoidal,
 )
@@ -63,7 +69,8 @@ from .attention import KVCache, causal_mask, sliding_window_mask
 from .hf_config import layer_specs, rope_from_config
 from .learned import LearnedPositionalEmbedding
 from .relative import RelativePositionBias, relative_position_bucket
-from .rope import apply_rope, rope_angles, rope_cos_sin, rope_inv_freq, rotation_matrix
+from .rope import apply_rope, rope_angles, rope_cos_sin, rope_inv_freq
+from .rope_forms import rotation_matrix
 from .scaling import ROPE_SCALING
 from .sinusoidal import (
     concat_permutation,
@@ -95,7 +102,9 @@ __all__ = [
     "relative_position_bucket",
     "rope",
     "rope_angles",
+    "rope_attention",
     "rope_cos_sin",
+    "rope_forms",
     "rope_from_config",
     "rope_inv_freq",
     "rotation_matrix",

@@ -14,10 +14,17 @@ The token at integer position ``m`` has pair ``i`` rotated by the angle ``m·θ_
   (``rotate_half``), used by every HF Llama/Qwen/Mistral checkpoint.
 
 The two are the same rotation seen through a fixed channel permutation
-(:func:`layout_permutation`). Every function here that takes a ``layout`` defaults to
-``"half"``, so ``apply_rope(x, [m]) == x @ rotation_matrix(m, inv_freq).T`` and
+(:func:`posenc.rope_forms.layout_permutation`). Every function that takes a ``layout``
+defaults to ``"half"``, so ``apply_rope(x, [m]) == x @ rotation_matrix(m, inv_freq).T`` and
 ``apply_rope_complex(x, [m]) == apply_rope(x, [m])`` hold with the defaults; pass
 ``layout="interleaved"`` for the paper's pairing.
+
+This module is the rotation itself: frequencies, angles, cos/sin tables, the two pairings
+and :func:`apply_rope`. The same rotation in other forms — the explicit matrix, complex
+multiplication, the layout permutation — and RoFormer's decay bound are in
+:mod:`posenc.rope_forms`; RoPE inside attention (what happens to the values, decoding with
+a KV cache) is in :mod:`posenc.rope_attention`. Their names stay importable from here
+(``from posenc.rope import rotation_matrix`` works), as they were before the split.
 
 Precision. Angles and cos/sin are always computed in float32 or float64 — never in the
 dtype of the tensor being rotated. :func:`apply_rope` with ``positions`` then also
@@ -43,29 +50,19 @@ from ._checks import (
     check_choice,
     check_even,
     check_float_tensor,
-    check_int,
     check_real,
 )
 
 LAYOUTS = ("half", "interleaved")
-VALUE_MODES = ("raw", "rotated", "vo")
 
 __all__ = [
     "LAYOUTS",
-    "VALUE_MODES",
     "apply_rope",
-    "apply_rope_complex",
-    "convert_layout",
-    "layout_permutation",
     "rope_angles",
-    "rope_attention",
     "rope_cos_sin",
-    "rope_decay_bound",
-    "rope_decode",
     "rope_inv_freq",
     "rotate_every_two",
     "rotate_half",
-    "rotation_matrix",
 ]
 
 
@@ -446,317 +443,24 @@ def _resolve_inv_freq(x, inv_freq, base, rotary_dim) -> torch.Tensor:
     return inv_freq
 
 
-def rotation_matrix(
-    position: int,
-    inv_freq: torch.Tensor,
-    *,
-    layout: str = "half",
-    head_dim: int | None = None,
-) -> torch.Tensor:
-    """The explicit matrix ``R_m``: ``apply_rope(x, [m], layout=layout) == x @ R_mᵀ``.
-
-    ``R_m x`` is the rotated vector. Both functions default to ``"half"``, so
-    ``apply_rope(x, [m]) == x @ rotation_matrix(m, inv_freq).T`` with the defaults.
-    In the interleaved layout ``R_m`` is block diagonal, one 2×2 rotation per pair::
-
-        [[cos mθ_i, −sin mθ_i],
-         [sin mθ_i,  cos mθ_i]]      on channels (2i, 2i+1)
-
-    — RoFormer's ``R^d_{Θ,m}``. In the half layout the same blocks sit on channels
-    ``(i, i + r/2)`` (the matrix is the interleaved one with rows and columns permuted).
-    Channels ``r … d−1`` (when ``head_dim > r``) get the identity.
-
-    Args:
-        position: integer position ``m`` (negative ``m`` gives ``R_mᵀ = R_{−m}``).
-        inv_freq: ``(r/2,)`` float32/float64 frequencies.
-        layout: ``"half"`` (default, as :func:`apply_rope` and ``transformers``) or
-            ``"interleaved"`` (the paper's block-diagonal matrix).
-        head_dim: total width ``d >= r`` (default ``r``).
-
-    Returns:
-        ``(d, d)`` orthogonal matrix in ``inv_freq``'s dtype.
-
-    Raises:
-        TypeError: ``position`` not an integer; bad ``inv_freq``.
-        ValueError: unknown ``layout``; ``head_dim`` odd or ``< r``.
-
-    Source: Su et al., RoFormer, eq. (15).
-    """
-    position = check_int("position", position)
-    layout = check_choice("layout", layout, LAYOUTS)
-    angles = rope_angles([position], inv_freq)[0]
-    r = 2 * len(angles)
-    d = r if head_dim is None else check_even("head_dim", head_dim)
-    if d < r:
-        raise ValueError(f"head_dim must be >= rotary_dim ({r}), got {d}")
-    c, s = torch.cos(angles), torch.sin(angles)
-    m = torch.eye(d, dtype=angles.dtype, device=angles.device)
-    idx = torch.arange(r // 2, device=angles.device)
-    a, b = (2 * idx, 2 * idx + 1) if layout == "interleaved" else (idx, idx + r // 2)
-    m[a, a] = c
-    m[a, b] = -s
-    m[b, a] = s
-    m[b, b] = c
-    return m
+#: Names that moved to :mod:`posenc.rope_forms` and :mod:`posenc.rope_attention` when this
+#: module was split; ``posenc.rope.<name>`` still finds them (PEP 562), so code written
+#: against the old module keeps working. Each is documented once, in its new module.
+_MOVED = {
+    "rotation_matrix": "rope_forms",
+    "apply_rope_complex": "rope_forms",
+    "layout_permutation": "rope_forms",
+    "convert_layout": "rope_forms",
+    "rope_decay_bound": "rope_forms",
+    "rope_attention": "rope_attention",
+    "rope_decode": "rope_attention",
+    "VALUE_MODES": "rope_attention",
+}
 
 
-def apply_rope_complex(
-    x: torch.Tensor,
-    positions,
-    *,
-    inv_freq: torch.Tensor | None = None,
-    base: float = 10000.0,
-    rotary_dim: int | None = None,
-    layout: str = "half",
-) -> torch.Tensor:
-    """RoPE as complex multiplication: pair ``i`` is ``z_i = a + ib``, and ``z_i ↦ z_i e^{i mθ_i}``.
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
 
-    Same arguments and result as :func:`apply_rope` (positions required); written the way
-    Meta's original Llama code writes it (``torch.view_as_complex`` and ``torch.polar``).
-
-    Args:
-        x: ``(..., s, d)`` floating tensor.
-        positions: integer positions ``(..., s)`` broadcastable with ``x.shape[:-1]``.
-        inv_freq, base, rotary_dim: as in :func:`apply_rope`.
-        layout: ``"half"`` (default, as :func:`apply_rope`: ``z_i = x_i + i x_{i+r/2}``) or
-            ``"interleaved"`` (Meta's code and the paper: ``z_i = x_{2i} + i x_{2i+1}``).
-
-    Returns:
-        Tensor shaped and typed like ``x``.
-
-    Raises:
-        ValueError: positions whose last dim is not ``s``; ``rotary_dim`` odd, larger than
-            ``d`` or disagreeing with ``inv_freq``; ``inv_freq`` given with ``base``;
-            unknown ``layout``.
-        TypeError: ``x`` not a floating tensor; non-integer positions.
-
-    Source: Su et al., RoFormer, section 3.2.1 (the 2-D case in complex form); Meta's
-    ``llama/model.py`` ``apply_rotary_emb``.
-    """
-    x = _check_x(x)
-    layout = check_choice("layout", layout, LAYOUTS)
-    inv_freq = _resolve_inv_freq(x, inv_freq, base, rotary_dim)
-    r = 2 * len(inv_freq)
-    pos = as_positions("positions", positions, minimum=None)
-    if pos.ndim == 0 or pos.shape[-1] != x.shape[-2]:
-        raise ValueError(
-            f"positions must have shape (..., s) with s = x.shape[-2] = {x.shape[-2]}, got "
-            f"{tuple(pos.shape)}"
-        )
-    angles = rope_angles(pos, inv_freq)  # (..., s, r/2)
-    rot = torch.polar(torch.ones_like(angles), angles)
-    work = torch.promote_types(x.dtype, angles.dtype)
-    xr = x[..., :r].to(work)
-    if layout == "interleaved":
-        z = torch.view_as_complex(xr.reshape(*xr.shape[:-1], r // 2, 2).contiguous())
-        out = torch.view_as_real(z * rot).flatten(-2)
-    else:
-        z = torch.complex(xr[..., : r // 2], xr[..., r // 2 :])
-        zr = z * rot
-        out = torch.cat((zr.real, zr.imag), dim=-1)
-    return torch.cat((out.to(x.dtype), x[..., r:]), dim=-1)
-
-
-def layout_permutation(
-    head_dim: int,
-    rotary_dim: int | None = None,
-    *,
-    src: str = "interleaved",
-    dst: str = "half",
-) -> torch.Tensor:
-    """Channel permutation ``perm`` with ``x_dst = x_src[..., perm]`` between RoPE layouts.
-
-    ``interleaved → half`` is ``[0, 2, 4, …, r−2, 1, 3, …, r−1]`` (then ``r … d−1``
-    unchanged): it moves the pair ``(2i, 2i+1)`` to ``(i, i + r/2)``. The reverse direction is
-    its inverse, ``argsort(perm)``. Then, for every ``x`` and position,
-    ``apply_rope(x[..., perm], layout=dst) == apply_rope(x, layout=src)[..., perm]``, and
-    since a permutation preserves dot products, every ``q·k`` is unchanged. Applied to the
-    rows of each head of ``W_q``/``W_k``, this is how a checkpoint is moved between Meta's
-    (interleaved) and Hugging Face's (half) Llama code.
-
-    Args:
-        head_dim: ``d``, even ``>= 2``.
-        rotary_dim: ``r`` (default ``d``), even, ``<= d``.
-        src, dst: layouts, each ``"half"`` or ``"interleaved"`` (equal → identity).
-
-    Returns:
-        ``(d,)`` int64 tensor.
-
-    Raises:
-        ValueError: odd dims, ``rotary_dim > head_dim``, unknown layout.
-    """
-    d = check_even("head_dim", head_dim)
-    r = d if rotary_dim is None else check_even("rotary_dim", rotary_dim)
-    if r > d:
-        raise ValueError(f"rotary_dim must be <= head_dim ({d}), got {r}")
-    src = check_choice("src", src, LAYOUTS)
-    dst = check_choice("dst", dst, LAYOUTS)
-    if src == dst:
-        return torch.arange(d)
-    to_half = torch.cat((torch.arange(0, r, 2), torch.arange(1, r, 2)))
-    head = to_half if dst == "half" else torch.argsort(to_half)
-    return torch.cat((head, torch.arange(r, d)))
-
-
-def convert_layout(
-    x: torch.Tensor, *, src: str, dst: str, rotary_dim: int | None = None
-) -> torch.Tensor:
-    """``x[..., layout_permutation(d, rotary_dim, src=src, dst=dst)]`` (see there).
-
-    Raises:
-        TypeError: ``x`` not a floating tensor.
-        ValueError: ``x`` of odd width, ``rotary_dim > d``, unknown layout.
-    """
-    x = _check_x(x)
-    with torch.device(x.device):  # the index lives where x does
-        perm = layout_permutation(x.shape[-1], rotary_dim, src=src, dst=dst)
-    return x[..., perm]
-
-
-def rope_decay_bound(distances, inv_freq: torch.Tensor) -> torch.Tensor:
-    """RoFormer's long-term-decay quantity ``(1/(r/2)) Σ_{j=1}^{r/2} |S_j|`` per distance.
-
-    With ``S_j = Σ_{i=0}^{j−1} e^{i·Δ·θ_i}`` (``Δ = m − n``), Abel summation gives
-    ``|⟨R_m q, R_n k⟩| <= (max_i |h_{i+1} − h_i|) · Σ_j |S_j|`` where ``h_i`` are the
-    complex pair products of ``q`` and ``k``; RoFormer plots this average of ``|S_j|``
-    (its Figure 2) to show that the *bound* shrinks, on average, as ``|Δ|`` grows. It is a
-    bound, not the score: a real ``q·k`` need not decay monotonically.
-
-    Args:
-        distances: integer relative distances ``Δ``, any shape ``D``.
-        inv_freq: ``(r/2,)`` float32/float64 frequencies.
-
-    Returns:
-        Tensor of shape ``D``, float64.
-
-    Raises:
-        TypeError: non-integer distances; ``inv_freq`` not a float32/float64 tensor.
-        ValueError: fractional distances; ``inv_freq`` not 1-D or not finite.
-
-    Source: Su et al., RoFormer, section 3.4.3 and Figure 2.
-    """
-    inv = _check_inv_freq(inv_freq).to(torch.float64)
-    angles = rope_angles(distances, inv)  # D + (r/2,)
-    partial = torch.cumsum(torch.polar(torch.ones_like(angles), angles), dim=-1)  # S_1 … S_{r/2}
-    return partial.abs().mean(dim=-1)
-
-
-def rope_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    q_positions,
-    k_positions=None,
-    *,
-    values: str = "raw",
-    layout: str = "half",
-    inv_freq: torch.Tensor | None = None,
-    base: float = 10000.0,
-    causal: bool = False,
-    scale: float | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Attention with RoPE on ``q`` and ``k``, and a choice of what happens to ``v``.
-
-    ``values`` selects the variant compared in the "Why V is not rotated" chapter:
-
-    * ``"raw"`` — standard RoPE: ``o_m = Σ_n a_mn v_n``.
-    * ``"rotated"`` — also rotate each value at its own position:
-      ``o_m = Σ_n a_mn R_n v_n``; the output now depends on absolute positions.
-    * ``"vo"`` — rotate values at their positions and the output back by the query's:
-      ``o_m = R_mᵀ Σ_n a_mn R_n v_n = Σ_n a_mn R_{n−m} v_n``; relative again
-      (the idea of VO-RoPE / RoPER).
-
-    Args:
-        q: ``(..., s_q, d)``; k: ``(..., s_k, d)``; v: ``(..., s_k, d_v)`` (``d_v`` even for
-            ``"rotated"``/``"vo"``; its frequencies come from ``base`` over ``d_v``).
-        q_positions: integer positions ``(s_q,)`` (or broadcastable ``(..., s_q)``).
-        k_positions: positions of the keys (default: ``q_positions``).
-        values: ``"raw"``, ``"rotated"`` or ``"vo"``.
-        layout, inv_freq, base: as in :func:`apply_rope` (``inv_freq`` is for ``q``/``k``).
-        causal: mask keys after each query (queries are the last ``s_q`` keys).
-        scale: score multiplier, default ``1/√d``.
-
-    Returns:
-        ``(output, weights)`` as :func:`posenc.attention.attention`.
-
-    Raises:
-        ValueError: unknown ``values``/``layout``; odd ``d_v`` with a rotating mode;
-            the errors of :func:`apply_rope` and :func:`posenc.attention.attention`.
-    """
-    from .attention import attention
-
-    values = check_choice("values", values, VALUE_MODES)
-    k_positions = q_positions if k_positions is None else k_positions
-    qr = apply_rope(q, q_positions, inv_freq=inv_freq, base=base, layout=layout)
-    kr = apply_rope(k, k_positions, inv_freq=inv_freq, base=base, layout=layout)
-    if values != "raw":
-        _check_x(v)
-        check_even("v.shape[-1] (values are rotated in pairs)", v.shape[-1])
-        v = apply_rope(v, k_positions, base=base, layout=layout)
-    out, weights = attention(qr, kr, v, scale=scale, causal=causal)
-    if values == "vo":
-        neg = -as_positions("q_positions", q_positions, minimum=None)
-        out = apply_rope(out, neg, base=base, layout=layout)
-    return out, weights
-
-
-def rope_decode(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    prefill: int = 1,
-    layout: str = "half",
-    inv_freq: torch.Tensor | None = None,
-    base: float = 10000.0,
-    positions=None,
-) -> torch.Tensor:
-    """Causal RoPE self-attention run the way inference runs it: prefill, then one token at a time.
-
-    The first ``prefill`` tokens go through in one call; every later token is rotated at its
-    position, its rotated key and raw value are appended to a
-    :class:`posenc.attention.KVCache`, and its query attends to everything cached. With the
-    default ``positions`` (taken from the cache length) the result equals
-    ``rope_attention(q, k, v, arange(s), causal=True)[0]`` up to float rounding.
-
-    Args:
-        q, k: ``(..., s, d)``; v: ``(..., s, d_v)`` — the projections of all ``s`` tokens.
-        prefill: tokens processed in the first call, ``1 <= prefill <= s``.
-        layout, inv_freq, base: as in :func:`apply_rope`.
-        positions: optional ``(s,)`` integer positions to use instead of the cache's
-            bookkeeping — e.g. to show what restarting every decode step at 0 does.
-
-    Returns:
-        ``(..., s, d_v)`` outputs, one row per token.
-
-    Raises:
-        ValueError: ``prefill`` out of range; ``positions`` not of shape ``(s,)``; the
-            errors of :func:`apply_rope` and :func:`posenc.attention.attention`.
-    """
-    from .attention import KVCache, attention
-
-    s = _check_x(q).shape[-2]
-    for name, t in (("k", k), ("v", v)):
-        if _check_x(t).shape[-2] != s:
-            raise ValueError(
-                f"q, k and v must have the same sequence length, got q {tuple(q.shape)} and "
-                f"{name} {tuple(t.shape)}"
-            )
-    prefill = check_int("prefill", prefill, minimum=1)
-    if prefill > s:
-        raise ValueError(f"prefill must be <= the sequence length {s}, got {prefill}")
-    if positions is not None:
-        positions = as_positions("positions", positions, minimum=None)
-        if positions.shape != (s,):
-            raise ValueError(f"positions must have shape ({s},), got {tuple(positions.shape)}")
-    cache = KVCache(num_layers=1)
-    outputs = []
-    start = 0
-    for stop in [prefill, *range(prefill + 1, s + 1)]:
-        pos = cache.positions(stop - start) if positions is None else positions[start:stop]
-        qr = apply_rope(q[..., start:stop, :], pos, inv_freq=inv_freq, base=base, layout=layout)
-        kr = apply_rope(k[..., start:stop, :], pos, inv_freq=inv_freq, base=base, layout=layout)
-        k_all, v_all = cache.update(0, kr, v[..., start:stop, :])
-        outputs.append(attention(qr, k_all, v_all, causal=True)[0])
-        start = stop
-    return torch.cat(outputs, dim=-2)
+        return getattr(importlib.import_module(f"posenc.{_MOVED[name]}"), name)
+    raise AttributeError(f"module 'posenc.rope' has no attribute {name!r}")

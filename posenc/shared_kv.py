@@ -15,7 +15,7 @@ output's trailing slice is then rotated back at the query position (``cos, −si
     o_m = R_{−m} Σ_n a_mn R_n kv_n = Σ_n a_mn R_{n−m} kv_n      (on the rope slice)
     o_m = Σ_n a_mn kv_n                                         (on the nope slice)
 
-That is the VO-RoPE construction of :func:`posenc.rope.rope_attention` (``values="vo"``)
+That is the VO-RoPE construction of :func:`posenc.rope_attention.rope_attention` (``values="vo"``)
 restricted to the rope slice; the output depends only on offsets ``n − m``. V4 also gives
 every head a learned *attention sink*: one extra logit in the softmax with no value behind
 it, so a head can attend to nothing (as gpt-oss does); ``sinks`` reproduces it.

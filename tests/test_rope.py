@@ -156,20 +156,37 @@ def test_three_forms_agree(layout, d, r):
     assert torch.allclose(a, c, atol=1e-12)
 
 
+def test_names_moved_by_the_split_are_still_found_in_posenc_rope():
+    """posenc.rope was split (rope_forms, rope_attention); the old paths keep working and
+    name the same objects; an unknown name still raises AttributeError."""
+    import posenc.rope as rope_module
+    import posenc.rope_attention as attention_module
+    import posenc.rope_forms as forms_module
+
+    for name in forms_module.__all__:
+        assert getattr(rope_module, name) is getattr(forms_module, name)
+    for name in attention_module.__all__:
+        assert getattr(rope_module, name) is getattr(attention_module, name)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        rope_module.no_such_name  # noqa: B018
+
+
 def test_every_layout_default_is_half():
-    """One default for the whole module, so no pair of functions disagrees silently."""
+    """One default for the three RoPE modules, so no pair of functions disagrees silently."""
     import inspect
 
     import posenc.rope as rope_module
+    import posenc.rope_attention as attention_module
+    import posenc.rope_forms as forms_module
 
     defaults = {
         name: inspect.signature(fn).parameters["layout"].default
-        for name, fn in inspect.getmembers(rope_module, inspect.isfunction)
-        if name in rope_module.__all__ and "layout" in inspect.signature(fn).parameters
+        for module in (rope_module, forms_module, attention_module)
+        for name, fn in inspect.getmembers(module, inspect.isfunction)
+        if name in module.__all__ and "layout" in inspect.signature(fn).parameters
     }
-    assert {"apply_rope", "apply_rope_complex", "rotation_matrix", "rope_cos_sin"} <= set(
-        defaults
-    )
+    assert {"apply_rope", "apply_rope_complex", "rotation_matrix", "rope_cos_sin",
+            "rope_attention", "rope_decode"} <= set(defaults)
     assert set(defaults.values()) == {"half"}, defaults
 
 
