@@ -14,8 +14,10 @@ The encodings
   decoding with a KV cache.
 * :mod:`posenc.rope_context` — RoPE frequencies against a context length: full turns per
   pair, p-RoPE, the similar-token margin and the base bound.
-* :mod:`posenc.multi_axis` — RoPE over 2-D/3-D positions: axial RoPE, M-RoPE (Qwen2-VL,
-  Qwen3-VL) and the position ids of text + image + video sequences.
+* :mod:`posenc.multi_axis` — RoPE over 2-D/3-D positions: axial RoPE and M-RoPE (Qwen2-VL,
+  Qwen3-VL).
+* :mod:`posenc.mrope_positions` — M-RoPE position ids of text + image + video sequences,
+  with the numbering rules of each version of the reference code.
 * :mod:`posenc.rope_mixed` — RoPE-Mixed (Heo et al., 2024): learned frequency vectors over
   all axes.
 * :mod:`posenc.relative` — T5 relative-position buckets and bias, Shaw et al. relative keys.

@@ -451,6 +451,18 @@ def test_position_ids_bad_input(kwargs, err, match):
         mrope_position_ids(**kwargs)
 
 
+def test_moved_names_are_still_found_in_posenc_multi_axis():
+    """mrope_position_ids moved to posenc.mrope_positions; the old path names the same
+    objects, and an unknown name still raises AttributeError."""
+    import posenc.mrope_positions as ids
+    import posenc.multi_axis as multi_axis
+
+    for name in ids.__all__:
+        assert getattr(multi_axis, name) is getattr(ids, name)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        multi_axis.no_such_name  # noqa: B018
+
+
 # ------------------------------------------------------------------- transformers parity
 needs_transformers = pytest.mark.needs("transformers")
 
