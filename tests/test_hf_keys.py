@@ -38,144 +38,22 @@ REPAIRS = ({"num_attention_heads": 32}, {"head_dim": 128},
 #: strict xfail per family (posenc's reader is being fixed: an entry that passes fails the
 #: run until its family, or its line, is deleted). Generated from a run of the sweep.
 KNOWN_MISMATCHES: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
-    (('apertus', 'apertus1p5_text', 'ministral3', 'mllama_text_model',),
+    (('mllama_text_model',),
      '(no position keys)', 'model_type only',
      "config.json without position keys: the class's default base / rotation is not "
      "posenc's (per-family default rope_theta) [config.json: rotation]"),
-    (('recurrent_gemma',),
-     '(no position keys)', 'model_type only',
-     "config.json without position keys: the class's default layer pattern is not posenc's "
-     "[config.json: which layers rotate]"),
-    (('codegen', 'gptj', 'mistral4', 'persimmon', 'phi', 'stablelm',),
-     '(no position keys)', 'model_type only',
-     "config.json without position keys: the class's default rotated width is not posenc's "
-     "[config.json: rotated width]"),
-    (('gemma4_text', 'gemma4_unified_text', 'modernbert',),
-     '(no position keys)', 'model_type only',
-     "config.json without position keys: the class's default window / layer pattern is not "
-     "posenc's [config.json: window]"),
-    (('gpt_oss',),
-     '(no position keys)', 'model_type only',
-     "config.json without position keys: the class's default window and base are not "
-     "posenc's [config.json: window/rotation]"),
-    (('gemma4_text', 'gemma4_unified_text',),
-     'global_head_dim', '144',
-     "global_head_dim of the full layers read differently [object: rotated width]"),
     (('gpt_neox',),
      'head_dim', '48',
      "GPT-NeoX's rotary module reads head_dim, its attention does not (q heads stay "
-     "hidden/heads); posenc reports head_dim 48 [both: rotated width]"),
-    (('gemma4_text', 'gemma4_unified_text',),
-     'layer_types', 'rotated by one',
-     "an explicit layer_types list read differently [config.json: window/rotation]"),
-    (('qwen2_moe',),
-     'layer_types', 'sliding/full',
-     "listed sliding layers with use_sliding_window false get window 0 in transformers "
-     "[both: window]"),
-    (('unlimited_ocr_text',),
-     'layer_types', 'sliding/full',
-     "listed sliding layers: window read differently [both: window]"),
-    (('modernbert-decoder',),
-     'local_attention', 'null',
-     "ModernBERT's local_attention in a config.json: window not read [config.json: window]"),
-    (('axk1', 'axk2', 'bailing_hybrid', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32',
-      'glm_moe_dsa', 'youtu',),
-     'partial_rotary_factor', '0.5',
-     "MLA rotates the whole qk_rope_head_dim whatever the partial_rotary_factor; posenc "
-     "applies the factor [both: rotated width]"),
-    (('afmoe', 'arcee', 'aria_text', 'bitnet', 'cohere', 'cohere2', 'cohere2_moe',
-      'cosmos3_edge_text', 'diffllama', 'doge', 'emu3_text_model', 'ernie4_5', 'ernie4_5_moe',
-      'ernie4_5_vl_moe_text', 'esmc', 'eurobert', 'exaone4', 'exaone_moe', 'falcon', 'falcon_h1',
-      'flex_olmo', 'flint', 'gemma', 'gemma2', 'gemma3_text', 'gemma3n_text', 'gemma4_text',
-      'gemma4_unified_text', 'granite', 'granite_docling_text', 'granitemoe', 'granitemoeshared',
-      'gte', 'helium', 'hy_v3', 'hyperclovax', 'idefics', 'jais2', 'jina_embeddings_v3', 'kolibri1',
-      'lara_mini', 'lfm2', 'lfm3', 'llama', 'llama4_text', 'mellum', 'minicpm3', 'minimax',
-      'mistral', 'mixtral', 'mllama_text_model', 'modernbert', 'modernbert-decoder', 'molmo2_text',
-      'moshi', 'nomic_bert', 'olmo', 'olmo2', 'olmo3', 'olmo_hybrid', 'olmoe', 'paddleocr_vl_text',
-      'phimoe', 'qwen2', 'qwen2_5_omni_text', 'qwen2_5_vl_text', 'qwen2_moe', 'qwen2_vl_text',
-      'qwen3', 'qwen3_moe', 'qwen3_vl_moe_text', 'qwen3_vl_text', 'seed_oss', 'smollm3',
-      'starcoder2', 'ultrabert', 'unlimited_ocr_text', 'vaultgemma', 'voxtral_realtime_text',),
-     'partial_rotary_factor', '0.5',
-     "the family's default rope ignores the top-level partial_rotary_factor the config "
-     "moves into the RoPE dict; posenc applies it [both: rotation]"),
-    (('step3p5',),
-     'partial_rotary_factor', '0.5',
-     "the family's default rope ignores the top-level partial_rotary_factor the config "
-     "moves into the RoPE dict; posenc applies it [config.json: rotation]"),
-    (('axk1', 'axk2', 'bailing_hybrid', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32',
-      'glm4_moe_lite', 'glm_moe_dsa', 'mistral_large4_text', 'youtu',),
-     'rope_parameters', 'proportional',
-     "proportional on an MLA rope slice: posenc spreads it over the whole head [both: "
-     "rotated width]"),
-    (('codegen', 'gptj',),
-     'rope_scaling', "{'rope_type': 'linear', 'factor': 4}",
-     "its rotary module hard-codes base 10000 and no scaling; posenc applies rope_scaling "
-     "[both: rotation]"),
-    (('cohere2_moe',),
-     'rope_scaling', "{'rope_type': 'linear', 'factor': 4}",
-     "legacy rope_scaling in config.json: transformers applies it differently (per-type "
-     "families, Gemma 3's shadowed 'type') [both: rotation]"),
-    (('ministral3',),
-     'rope_scaling', "{'rope_type': 'linear', 'factor': 4}",
-     "legacy rope_scaling in config.json: transformers applies it differently (per-type "
-     "families, Gemma 3's shadowed 'type') [config.json: rotation]"),
-    (('codegen', 'gptj',),
-     'rope_scaling', "{'type': 'linear', 'factor': 4}",
-     "its rotary module hard-codes base 10000 and no scaling; posenc applies rope_scaling "
-     "[both: rotation]"),
-    (('cohere2_moe',),
-     'rope_scaling', "{'type': 'linear', 'factor': 4}",
-     "legacy rope_scaling in config.json: transformers applies it differently (per-type "
-     "families, Gemma 3's shadowed 'type') [both: rotation]"),
-    (('gemma3n_text', 'ministral3', 'modernbert', 'modernbert-decoder', 'olmo3', 'step3p5',),
-     'rope_scaling', "{'type': 'linear', 'factor': 4}",
-     "legacy rope_scaling in config.json: transformers applies it differently (per-type "
-     "families, Gemma 3's shadowed 'type') [config.json: rotation]"),
-    (('gemma3_text',),
-     'rope_scaling', "{'type': 'linear', 'factor': 4}",
-     "transformers bug: Gemma 3 updates a default {'rope_type': 'default'} with the legacy "
-     "'type', which is shadowed: no scaling; posenc applies it [config.json: rotation]"),
-    (('codegen', 'gptj',),
-     'rope_theta', '1e+06',
-     "its rotary module hard-codes base 10000 and no scaling; posenc applies rope_theta "
-     "[both: rotation]"),
-    (('modernbert',),
-     'sliding_window', '32',
-     "sliding_window in a config.json without layer_types: posenc's layer pattern / window "
-     "is not the class's [config.json: window]"),
-    (('minimax', 'paddleocr_vl_text', 'qwen3_vl_moe_text',),
-     'sliding_window', '64',
-     "sliding_window in a config.json without layer_types: posenc's layer pattern / window "
-     "is not the class's [both: window]"),
-    (('recurrent_gemma', 'smollm3',),
-     'sliding_window', '64',
-     "sliding_window in a config.json without layer_types: posenc's layer pattern / window "
-     "is not the class's [config.json: window]"),
+     'hidden/heads); posenc reports head_dim 48 [both: rotated width]'),
     (('zamba2',),
      'use_mem_rope', 'True',
-     "use_mem_rope true in a config.json: posenc reads Mamba layers as RoPE layers (not "
-     "yet narrowed down) [config.json: which layers rotate]"),
-    (('mimo_v2_flash',),
-     'sliding_window_size', '64',
-     "legacy sliding_window_size not read from config.json [config.json: window]"),
+     'use_mem_rope true in a config.json: posenc reads Mamba layers as RoPE layers '
+     '(not yet narrowed down) [config.json: which layers rotate]'),
     (('qwen3_moe',),
      'use_sliding_window', 'True',
-     "Qwen 2's use_sliding_window + max_window_layers rule not applied to a config.json "
-     "[config.json: window]"),
-    (('glm4_moe_lite',),
-     'head_dim', '32',
-     "config.json with head_dim 32: the family rotates 32 channels, posenc keeps the MLA "
-     "rope slice (qk_rope_head_dim 64) of a 256-wide head; found by the key sweep after "
-     "the per-family defaults landed, not yet explained [config.json: rotated width]"),
-    (('modernbert-decoder',),
-     'sliding_window', '32',
-     "an explicit sliding_window beside local_attention: the observed window follows "
-     "sliding_window, posenc derives it from local_attention // 2 as the class's "
-     "__post_init__ does; not yet explained [both: window]"),
-    (('modernbert-decoder',),
-     'sliding_window', 'null',
-     "sliding_window null beside local_attention: the observed layers have no window, "
-     "posenc derives 64 from local_attention // 2; not yet explained [both: window]"),
+     "Qwen 2's use_sliding_window + max_window_layers rule not applied to a "
+     'config.json [config.json: window]'),
 )
 
 

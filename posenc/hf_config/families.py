@@ -112,6 +112,14 @@ class Family:
             ``[nope | rope]`` split, DeepSeek-V4).
         partial_rotary_factor: the family's default rotated fraction when the config has
             none (GLM 0.5, GPT-NeoX's ``rotary_pct`` 0.25); ``None`` means 1.
+        default_rope_partial: whether the family's ``"default"`` rope reads
+            ``partial_rotary_factor``. ``False`` where its rotary module's own
+            ``compute_default_rope_parameters`` builds frequencies over the whole head
+            (Llama's, copied into most families; DeepSeek's over the whole MLA rope slice)
+            although the config class moves a top-level factor into the RoPE dict: the
+            factor is then ignored (reported in ``LayerSpec.ignored``); the other rope
+            types (``ROPE_INIT_FUNCTIONS``) read it everywhere. Set from
+            ``_DEFAULT_ROPE_IGNORES_PARTIAL``.
         head_dim_key: the config key that holds the rotated head's width
             (``"qk_rope_head_dim"`` for MLA: the rope slice is a head of its own).
         full_head_dim: ``(key, key)`` whose sum is the whole q/k head when
@@ -148,11 +156,44 @@ class Family:
             offset (ModernBERT's ``local_attention`` is the full two-sided width).
         window_key: the config key of the window; ``None`` where the attention never
             receives it (Moshi stores ``sliding_window`` but passes ``None``).
+        window_every_layer: the model applies ``config[window_key]`` to every layer, not
+            only to the ``"sliding_attention"`` ones (MiniMax builds one sliding-window
+            mask for all layers from ``sliding_window`` although ``layer_types`` lists full
+            and linear-attention layers).
         rotary_dim_key: a top-level key that fixes the rotated width (GPT-J, CodeGen's
             ``rotary_dim``); other families ignore such a key.
+        hardcoded_base: the base of frequencies the modeling code builds whatever the
+            config's RoPE keys say (GPT-J and CodeGen's ``create_sinusoidal_positions``:
+            10000, no scaling); ``rope_theta`` and the RoPE dict are then ignored (reported
+            in ``LayerSpec.ignored``). ``None``: the config's RoPE keys are read.
+        default_rope_parameters: the RoPE dict the config class sets when a file has none
+            (``rope_parameters`` missing or null and no legacy ``rope_scaling``: Apertus's
+            ``llama3`` scaling, Ministral 3's YaRN), as ``((key, value), …)``; it carries
+            its own ``rope_theta``, so a top-level one is not read (the class only
+            ``setdefault``s it into the dict). Set from ``_CLASS_ROPE_DICTS``.
+        legacy_type_shadowed: the config class updates a default ``{"rope_type":
+            "default"}`` with a legacy ``rope_scaling`` dict (Gemma 3, Gemma 3n, OLMo 3,
+            ModernBERT's ``convert_rope_params_to_dict``), so a dict that spells its type
+            with the old ``type`` key keeps ``rope_type`` ``"default"``: no scaling (the
+            other keys are ignored, reported in ``LayerSpec.ignored``).
+        reads_rope_scaling: whether the config class turns a legacy ``rope_scaling`` into
+            the RoPE dict. ``False`` where it keeps ``rope_scaling`` as a plain field that
+            nothing reads (Cohere 2 MoE: ``Cohere2MoeConfig`` has no ``rope_parameters``
+            and its ``standardize_rope_params`` finds none): the default rope with
+            ``rope_theta``, ``rope_scaling`` reported in ``LayerSpec.ignored``.
+        top_level_rope: the top-level keys the config class moves into the RoPE dict
+            (the mixin's ``convert_rope_params_to_dict``: ``rope_theta`` and
+            ``partial_rotary_factor``). ``()`` where the class overrides it with a no-op
+            (Mellum, Laguna, MiMo-V2-Flash, Gemma 4: "no old-format rope_scaling"): only the
+            RoPE dict's own values count; Step 3.5 reads ``rope_theta`` but a per-layer
+            ``partial_rotary_factors`` list, never the singular key.
         attention_types: layer types beyond
             :data:`~posenc.hf_config.families.ATTENTION_TYPES` that rotate q and k (Zaya's
             ``"hybrid"`` layers).
+        mask_types: the layer types the model builds an attention mask for (its
+            ``causal_mask_mapping``), where that is not every type a config may list: a
+            listed type outside it is refused (Unlimited-OCR has no ``"sliding_attention"``
+            mask). ``None``: not restricted.
         nope_index_key: a config key listing the indices of layers without RoPE (Mllama's
             ``cross_attention_layers``).
         attention_index_key: a config key listing the indices of the attention layers of
@@ -204,6 +245,7 @@ class Family:
     layout: str = "half"
     channels: str = "leading"
     partial_rotary_factor: float | None = None
+    default_rope_partial: bool = True
     head_dim_key: str | None = None
     full_head_dim: tuple[str, str] | None = None
     layer_pattern: Every | AllLayers | str | None = None
@@ -217,8 +259,15 @@ class Family:
     window_offset: int = 0
     window_divisor: int = 1
     window_key: str | None = "sliding_window"
+    window_every_layer: bool = False
     rotary_dim_key: str | None = None
+    hardcoded_base: float | None = None
+    default_rope_parameters: tuple[tuple[str, object], ...] = ()
+    legacy_type_shadowed: bool = False
+    reads_rope_scaling: bool = True
+    top_level_rope: tuple[str, ...] = ("rope_theta", "partial_rotary_factor")
     attention_types: frozenset[str] = frozenset()
+    mask_types: frozenset[str] | None = None
     nope_index_key: str | None = None
     attention_index_key: str | None = None
     default_theta: float = 10_000.0
@@ -325,6 +374,76 @@ def _mistral4_mla_head(d: dict) -> None:
             d["partial_rotary_factor"] = rope / (nope + rope)
 
 
+def _modernbert_local_attention(d: dict) -> None:
+    """``ModernBertConfig``: ``sliding_window`` is a property, ``local_attention // 2``,
+    whose setter sets ``local_attention = 2 * value`` — a file's ``sliding_window`` is set
+    after the fields, so it wins; without either, ``local_attention`` is 128."""
+    if d.get("sliding_window") is not None:
+        d["local_attention"] = 2 * d["sliding_window"]
+    elif d.get("local_attention") is None and "local_attention" not in d:
+        d["local_attention"] = 128
+
+
+def _modernbert_decoder_window(d: dict) -> None:
+    """``ModernBertDecoderConfig.__post_init__`` sets ``sliding_window = local_attention //
+    2 if local_attention else -1`` before the file's own keys are set, so an explicit
+    ``sliding_window`` (null included) wins; the window -1 of a null ``local_attention``
+    is refused (the mask's meaning of -1 is not what posenc represents)."""
+    if "sliding_window" not in d:
+        la = d.get("local_attention", 128)
+        d["sliding_window"] = la // 2 if la else -1
+    if d["sliding_window"] == -1:
+        raise ValueError(
+            "config['local_attention'] is null or 0: ModernBertDecoderConfig then sets "
+            "sliding_window = -1, which its sliding layers pass to the mask as a window; "
+            "posenc does not represent a window of -1 (give local_attention or "
+            "sliding_window)")
+
+
+def _smollm3_layer_types(d: dict) -> None:
+    """``SmolLM3Config.__post_init__``: without ``layer_types``, layer ``i`` is
+    ``"sliding_attention"`` iff ``use_sliding_window`` (default false), a ``sliding_window``
+    is set and the layer has no RoPE (``no_rope_layers[i] == 0``, default every
+    ``no_rope_layer_interval``-th layer, 4), else ``"full_attention"``."""
+    n = d.get("num_hidden_layers")
+    if d.get("layer_types") is not None or not isinstance(n, int) or isinstance(n, bool):
+        return
+    flags = d.get("no_rope_layers")
+    if flags is None:
+        every = d.get("no_rope_layer_interval", 4)
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            return  # left to the NoPE reader, which names the key
+        flags = [int((i + 1) % every != 0) for i in range(n)]
+    window = bool(d.get("use_sliding_window", False)) and d.get("sliding_window") is not None
+    d["layer_types"] = ["sliding_attention" if window and not flags[i] else "full_attention"
+                        for i in range(min(n, len(flags)))]
+
+
+def _gemma4_global_head_dim(d: dict) -> None:
+    """``Gemma4TextConfig.__post_init__`` (and Gemma 4 Unified's): without
+    ``per_layer_config``, every ``"full_attention"`` layer gets ``{"head_dim":
+    global_head_dim}`` (popped, default 512) as its own override; the layer types are the
+    file's list or every 6th layer full, the last layer always full."""
+    n = d.get("num_hidden_layers")
+    if "per_layer_config" in d or not isinstance(n, int) or isinstance(n, bool):
+        return
+    types = list(d.get("layer_types") or [
+        "full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)])
+    if types:
+        types[-1] = "full_attention"
+    width = d.get("global_head_dim", 512)
+    d["per_layer_config"] = {i: {"head_dim": width} for i, t in enumerate(types)
+                             if t == "full_attention"}
+
+
+def _mimo_window_size(d: dict) -> None:
+    """``MiMoV2FlashConfig.__post_init__``: a legacy ``sliding_window_size`` (the reference
+    SGLang implementation's previous tokens) sets ``sliding_window = size + 1``."""
+    size = d.get("sliding_window_size")
+    if isinstance(size, int) and not isinstance(size, bool):
+        d["sliding_window"] = size + 1
+
+
 def _head_dim_from_hidden(d: dict) -> None:
     """``UnlimitedOcrTextConfig.__post_init__`` sets ``head_dim = hidden_size //
     num_attention_heads`` whatever the file says."""
@@ -415,7 +534,8 @@ def _qwen2_moe_window_layers(d: dict) -> None:
     """``Qwen2MoeConfig.__post_init__``: ``sliding_window`` is kept only with
     ``use_sliding_window`` (else 0), and without ``layer_types`` layer ``i`` is
     ``"sliding_attention"`` iff ``(i + 1) % 2``, ``i < max_window_layers`` and
-    ``use_sliding_window``."""
+    ``use_sliding_window``; listed sliding layers without ``use_sliding_window`` get a window
+    of 0, which posenc refuses."""
     use = bool(d.get("use_sliding_window", False))
     if not use:
         d["sliding_window"] = 0
@@ -425,6 +545,11 @@ def _qwen2_moe_window_layers(d: dict) -> None:
         d["layer_types"] = [
             "sliding_attention" if use and (i + 1) % 2 and isinstance(last, int) and i < last
             else "full_attention" for i in range(n)]
+    if not use and "sliding_attention" in (d.get("layer_types") or ()):
+        raise ValueError(
+            "config['layer_types'] lists sliding layers while 'use_sliding_window' is false: "
+            "Qwen2MoeConfig then sets sliding_window = 0 and those layers pass a window of 0 "
+            "to their attention; posenc does not represent a window of 0")
 
 
 def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
@@ -470,6 +595,7 @@ _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_h
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
 _GEMMA3 = Family(layer_pattern=Every("sliding_window_pattern", 6, 0, "sliding_attention"),
+                 legacy_type_shadowed=True,
                  flat_rope_types=frozenset({"full_attention"}),
                  type_bases=(TypeBase("sliding_attention", "rope_local_base_freq", 10_000.0),
                               TypeBase("full_attention", "rope_theta", 1_000_000.0)))
@@ -502,12 +628,26 @@ _RECORDS: dict[str, Family] = {
         "gte": 1.6e5, "hy_v3": 11_158_840.0, "hyperclovax": 1e4, "idefics": 1e4,
         "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4,
         "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
-        "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4, "paddleocr_vl_text": 5e5,
-        "persimmon": 1e4, "phi": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
-        "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6, "stablelm": 1e4,
-        "starcoder2": 1e4, "step3p5": 1e4, "timesfm2_5": 1e4,
+        "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4,
+        "qwen3_moe": 1e4,
+        "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6,
+        "starcoder2": 1e4, "timesfm2_5": 1e4,
         "voxtral_realtime_text": 1e4,
     }.items()},
+    # PaddleOCRTextConfig sets no layer_types and its attention windows only layers listed
+    # "sliding_attention": without the list no layer has a window
+    "paddleocr_vl_text": Family(default_theta=5e5, layer_pattern=AllLayers("full_attention")),
+    # Qwen3VLMoeTextConfig.__post_init__: self.sliding_window = None, whatever the file says
+    "qwen3_vl_moe_text": Family(default_theta=5e5, window_key=None),
+    # Step3p7TextConfig rebuilds its RoPE dicts as {"rope_type": "default", …} updated with
+    # a legacy rope_scaling on full attention (an old "type" is shadowed)
+    "step3p5": Family(default_theta=1e4, legacy_type_shadowed=True,
+                      flat_rope_types=_NOPE_FULL),
+    # PersimmonConfig, PhiConfig, StableLmConfig.__post_init__:
+    # kwargs.setdefault("partial_rotary_factor", 0.5 / 0.5 / 0.25)  # assign default for BC
+    "persimmon": Family(partial_rotary_factor=0.5),
+    "phi": Family(partial_rotary_factor=0.5),
+    "stablelm": Family(partial_rotary_factor=0.25),
     # Phi3Config / Phi4MultimodalConfig rename the first releases' "su" and "yarn"
     **{name: Family(rope_type_aliases=(("su", "longrope"), ("yarn", "longrope")))
        for name in ("phi3", "phi4_multimodal")},
@@ -528,8 +668,9 @@ _RECORDS: dict[str, Family] = {
     "minicpm3": Family(head_dim_key="qk_rope_head_dim"),
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (
-        "laguna", "mellum", "mimo_v2_flash", "vaultgemma",
+        "laguna", "mellum", "vaultgemma",
     )},
+    "mimo_v2_flash": Family(layer_pattern="listed", translate=_mimo_window_size),
     # a base per layer (0: no positions), decided by the model, not the attention
     **{name: Family(layer_pattern="listed", translate=_layer_theta_per_layer,
                     rope_rule=_nope_where_theta_zero)
@@ -539,21 +680,22 @@ _RECORDS: dict[str, Family] = {
     "cwm": Family(layer_pattern="listed", default_theta=1e6),
     "gemma3n_text": replace(_GEMMA3, layer_pattern="listed"),
     "modernbert-decoder": Family(
+        legacy_type_shadowed=True, translate=_modernbert_decoder_window,
         layer_pattern=Every("global_attn_every_n_layers", 3, -1, "sliding_attention"),
-        window_key="local_attention", window_divisor=2,
         type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
                      TypeBase("full_attention", "global_rope_theta", 160_000.0))),
     "gemma2": Family(layer_pattern=Every(None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
     **{name: Family(layer_pattern=Every(None, 6, 0, "sliding_attention"),
-                    last_layer_full=True,
-                    type_head_dim=(TypeHeadDim("full_attention", "global_head_dim", 512),))
+                    last_layer_full=True, translate=_gemma4_global_head_dim)
        for name in ("gemma4_text", "gemma4_unified_text")},
     "gpt_oss": Family(layer_pattern=Every(None, 2, 0, "sliding_attention"),
                       default_theta=150_000.0),
     "olmo3": Family(layer_pattern=Every(None, 4, 0, "sliding_attention"),
+                    legacy_type_shadowed=True,
                     flat_rope_types=_NOPE_FULL, default_theta=5e5),
-    "modernbert": Family(layer_pattern=Every("global_attn_every_n_layers", 3, -1,
+    "modernbert": Family(legacy_type_shadowed=True, translate=_modernbert_local_attention,
+                         layer_pattern=Every("global_attn_every_n_layers", 3, -1,
                                         "sliding_attention"), window_key="local_attention",
                          window_divisor=2, window_offset=1,
                          type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
@@ -565,11 +707,14 @@ _RECORDS: dict[str, Family] = {
                          "attention function receives None (eager and masks: causal)"),
     # --- NoPE layers ---------------------------------------------------------------------
     "smollm3": Family(nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4),
+                      translate=_smollm3_layer_types,
                       default_theta=2e6),
     "cohere2": Family(layout="interleaved", nope_types=_NOPE_FULL,
                       layer_pattern=Every("sliding_window_pattern", 4, 0,
                                      "sliding_attention"), rope_rule=_rope_only_with_window),
+    # Cohere2MoeConfig keeps rope_scaling as a field that nothing reads
     "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed",
+                          reads_rope_scaling=False,
                           translate=_cohere2_moe_prefix, rope_rule=_cohere2_moe_rope),
     "exaone4": _SLIDING_NOPE_GLOBAL,
     "exaone_moe": _SLIDING_NOPE_GLOBAL,
@@ -604,17 +749,21 @@ _RECORDS: dict[str, Family] = {
                                             "linear_attention")),
     "olmo_hybrid": Family(nope_types=_LINEAR,
                           layer_pattern=Every(None, 4, 0, "linear_attention")),
+    # MiniMaxModel builds one sliding-window mask for every layer from config.sliding_window
+    # (and its attention passes the window) whatever layer_types says
     "minimax": Family(nope_types=_LINEAR, layer_pattern=Every(None, 2, 1,
                                                          "linear_attention"),
-                      default_theta=1e6),
+                      default_theta=1e6, window_every_layer=True),
     "lara_mini": Family(nope_types=_LINEAR, layer_pattern="listed"),
     "bamba": Family(nope_types=_LINEAR, translate=_bamba_half_rotary,
                     attention_index_key="attn_layer_indices"),
     "granitemoehybrid": Family(nope_types=_LINEAR, layer_pattern="listed",
                                aliases=(("layer_types", "layers_block_type"),),
                                rope_rule=_rope_if_embedding_type_rope),
+    # RecurrentGemmaConfig.attribute_map: a file's "sliding_window" is attention_window_size
     "recurrent_gemma": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
                               window_key="attention_window_size",
+                              aliases=(("attention_window_size", "sliding_window"),),
                               block_types_key=BlockTypes("block_types", (
                                   ("recurrent", "linear_attention"),
                                   ("attention", "sliding_attention")))),
@@ -625,8 +774,11 @@ _RECORDS: dict[str, Family] = {
                          ("linear_attention", "linear_attention"), ("hybrid", "hybrid"),
                          ("mamba", "linear_attention")))),
     "zaya": Family(attention_types=_HYBRID, layer_pattern="listed"),
+    # UnlimitedOcrTextModel.forward's causal_mask_mapping has these two keys only
     "unlimited_ocr_text": Family(attention_types=frozenset({"reference_sliding_attention"}),
-                                 layer_pattern="listed", translate=_head_dim_from_hidden),
+                                 layer_pattern="listed", translate=_head_dim_from_hidden,
+                                 mask_types=frozenset({"full_attention",
+                                                       "reference_sliding_attention"})),
     # --- interleaved pairs -----------------------------------------------------------------
     "cohere": replace(_INTERLEAVED, default_theta=5e5),
     "ernie4_5": replace(_INTERLEAVED, default_theta=5e5),
@@ -638,12 +790,15 @@ _RECORDS: dict[str, Family] = {
     "glm4": Family(layout="interleaved", partial_rotary_factor=0.5),
     # GLM-4-MoE pairs halves (its apply_rotary_pos_emb uses rotate_half), unlike GLM-4
     "glm4_moe": Family(partial_rotary_factor=0.5),
-    "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
-    "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
+    # GPT-J, CodeGen: create_sinusoidal_positions(max_positions, rotary_dim) hard-codes
+    # base 10000 and no scaling; the config class keeps any RoPE keys but nothing reads them
+    **{name: Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS,
+                    hardcoded_base=10_000.0) for name in ("gptj", "codegen")},
     # --- MLA: a decoupled rope slice at the end of each head ------------------------------
     "deepseek_v2": _MLA,
     "deepseek_v3": _MLA_SWITCH,
-    "glm4_moe_lite": _MLA_SWITCH,
+    # Glm4MoeLiteConfig.attribute_map: a config.json "head_dim" is qk_rope_head_dim
+    "glm4_moe_lite": replace(_MLA_SWITCH, aliases=(("qk_rope_head_dim", "head_dim"),)),
     "youtu": _MLA_SWITCH,
     "axk1": _MLA_SWITCH,
     # --- DeepSeek sparse attention (an indexer picks the keys; MLA rope slice) ------------
@@ -753,6 +908,9 @@ _CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
     "gemma4_text": (("head_dim", 256), ("sliding_window", 512)),
     "gemma4_unified_text": (("head_dim", 256), ("sliding_window", 1024)),
     "gpt_oss": (("head_dim", 64), ("sliding_window", 128)),
+    "recurrent_gemma": (("attention_window_size", 2048),
+                        ("block_types", ("recurrent", "recurrent", "attention"))),
+    **{mt: (("rotary_dim", 64),) for mt in ("codegen", "gptj")},
     "kolibri1": (("head_dim", 128), ("sliding_window", 513)),
     "lara_mini": (("head_dim", 128), ("sliding_window", 512)),
     "lfm3": (("head_dim", 128), ("sliding_window", 256)),
@@ -760,13 +918,80 @@ _CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
     "muse_glimmer_text": (("head_dim", 128), ("sliding_window", 2048)),
     "muse_spark_text": (("head_dim", 64), ("sliding_window", 2048)),
     "neomme": (("head_dim", 64), ("sliding_window", 256)),
-    "modernbert-decoder": (("local_attention", 128),),
     "vaultgemma": (("head_dim", 256), ("sliding_window", 4096)),
+}
+
+#: Families whose rotary module's own ``compute_default_rope_parameters`` builds the
+#: ``"default"`` frequencies over the whole head (``dim = head_dim``) and never reads the
+#: ``partial_rotary_factor`` the config class moves into the RoPE dict (transformers 5.24;
+#: ``tests/test_hf_config.py`` checks this set against each module's source, and the key
+#: sweep moves the factor in every family): :attr:`Family.default_rope_partial` false.
+#: Mistral 4 is not here: its class derives the factor from the MLA widths and its
+#: attention rotates the trailing slice (checked by the sweep as it stands).
+_DEFAULT_ROPE_IGNORES_PARTIAL = frozenset({
+    'afmoe', 'apertus', 'apertus1p5_text', 'arcee', 'aria_text', 'axk1', 'axk2',
+    'bailing_hybrid', 'bitnet', 'cohere', 'cohere2', 'cohere2_moe', 'cosmos3_edge_text',
+    'cwm', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32', 'diffllama', 'doge',
+    'emu3_text_model', 'ernie4_5', 'ernie4_5_moe', 'ernie4_5_vl_moe_text', 'esmc',
+    'eurobert', 'exaone4', 'exaone_moe', 'falcon', 'falcon_h1', 'flex_olmo', 'flint',
+    'gemma', 'gemma2', 'gemma3_text', 'gemma3n_text', 'gemma4_text',
+    'gemma4_unified_text', 'glm_moe_dsa', 'gpt_oss', 'granite', 'granite_docling_text',
+    'granite_swa', 'granitemoe', 'granitemoe_swa', 'granitemoehybrid',
+    'granitemoeshared', 'gte', 'helium', 'hunyuan_v1_dense', 'hunyuan_v1_moe', 'hy_v3',
+    'hyperclovax', 'idefics', 'jais2', 'jina_embeddings_v3', 'kolibri1', 'lara_mini',
+    'lfm2', 'lfm3', 'llama', 'llama4_text', 'minicpm3', 'minimax', 'ministral',
+    'ministral3', 'mistral', 'mistral_large4_text', 'mixtral', 'mllama_text_model',
+    'modernbert', 'modernbert-decoder', 'molmo2_text', 'moshi', 'muse_glimmer_text',
+    'muse_spark_text', 'nomic_bert', 'olmo', 'olmo2', 'olmo3', 'olmo_hybrid', 'olmoe',
+    'paddleocr_vl_text', 'phimoe', 'qwen2', 'qwen2_5_omni_text', 'qwen2_5_vl_text',
+    'qwen2_moe', 'qwen2_vl_text', 'qwen3', 'qwen3_moe', 'qwen3_vl_moe_text',
+    'qwen3_vl_text', 'seed_oss', 'smollm3', 'starcoder2', 'timesfm2_5', 'ultrabert',
+    'unlimited_ocr_text', 'vaultgemma', 'voxtral_realtime_text', 'youtu', 'zamba2'
+})
+
+_YARN_MISTRAL = {"type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
+                 "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+                 "llama_4_scaling_beta": 0.1}
+_LLAMA3_APERTUS = {"rope_type": "llama3", "rope_theta": 12_000_000.0, "factor": 8.0,
+                   "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
+                   "high_freq_factor": 4.0}
+_GEMMA4_ROPE = {"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+                "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                   "rope_theta": 1_000_000.0}}
+#: The RoPE dict a config class sets in ``__post_init__`` when a file has none (``if
+#: self.rope_parameters is None: self.rope_parameters = {...}``, transformers 5.24), where
+#: it is not what the family's other defaults give: :attr:`Family.default_rope_parameters`.
+#: Ministral 3 and Mistral 4 also keep ``max_position_embeddings`` in it, which nothing
+#: reads (their ``ignored_keys``), and Mistral 4 its ``partial_rotary_factor``, which
+#: ``_mistral4_mla_head`` derives the same way.
+_CLASS_ROPE_DICTS: dict[str, dict] = {
+    "apertus": _LLAMA3_APERTUS,
+    "apertus1p5_text": _LLAMA3_APERTUS,
+    "ministral3": {**_YARN_MISTRAL, "rope_theta": 1_000_000.0},
+    "mistral4": {**_YARN_MISTRAL, "rope_theta": 10_000.0, "factor": 128.0,
+                 "original_max_position_embeddings": 8192},
+    "gpt_oss": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                "truncate": False, "original_max_position_embeddings": 4096},
+    "gemma4_text": _GEMMA4_ROPE,
+    "gemma4_unified_text": _GEMMA4_ROPE,
+}
+
+#: Config classes that do not move both top-level RoPE keys into the RoPE dict: a no-op
+#: ``convert_rope_params_to_dict`` ("No need to handle BC for new models"), or Step 3.5's
+#: own reading (:attr:`Family.top_level_rope`).
+_TOP_LEVEL_ROPE: dict[str, tuple[str, ...]] = {
+    **{mt: () for mt in (
+        "gemma4_text", "gemma4_unified_text", "laguna", "mellum", "mimo_v2_flash")},
+    # Step3p7TextConfig.__post_init__ pops rope_theta and partial_rotary_factors (a list)
+    "step3p5": ("rope_theta",),
 }
 
 #: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
 FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
-    mt: replace(rec, defaults=_CLASS_DEFAULTS[mt]) if mt in _CLASS_DEFAULTS else rec
+    mt: replace(rec, defaults=_CLASS_DEFAULTS.get(mt, rec.defaults),
+                default_rope_partial=mt not in _DEFAULT_ROPE_IGNORES_PARTIAL,
+                default_rope_parameters=tuple(_CLASS_ROPE_DICTS.get(mt, {}).items()),
+                top_level_rope=_TOP_LEVEL_ROPE.get(mt, rec.top_level_rope))
     for mt, rec in _RECORDS.items()
 })
 
