@@ -4,7 +4,7 @@ One :class:`Family` record per ``model_type`` in :data:`FAMILIES`, in the spirit
 ``transformers``' own auto mappings: a reader finds a model by its ``model_type`` and reads
 its rules at a glance. Fields are data — values and small named types (:class:`Every`,
 :class:`NopeFlags`, :class:`TypeBase` …) that the readers interpret; where a family's rule
-is not a value, the record names one function of this module (``translate``,
+is not a value, the record names one function of ``hf_config._rules`` (``translate``,
 ``rope_rule``) that mirrors the few lines of that family's ``transformers`` code it stands
 for. A ``model_type`` missing from the table is refused by name (:func:`family`), with the
 reason where posenc knows it (:data:`UNVERIFIED`).
@@ -27,6 +27,41 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import NamedTuple
+
+from ._class_facts import (
+    _CLASS_DEFAULTS,
+    _CLASS_ROPE_DICTS,
+    _DEFAULT_ROPE_IGNORES_PARTIAL,
+    _TOP_LEVEL_ROPE,
+)
+from ._rules import (
+    _bamba_half_rotary,
+    _cohere2_moe_prefix,
+    _cohere2_moe_rope,
+    _gemma4_global_head_dim,
+    _global_rope_without_window,
+    _gpt_neox_one_head_size,
+    _head_dim_from_hidden,
+    _layer_theta_per_layer,
+    _lfm2_full_attn_idxs,
+    _llama4_layer_types,
+    _mimo_window_size,
+    _minimax_m2_rotary_dim,
+    _mistral4_mla_head,
+    _modernbert_decoder_window,
+    _modernbert_local_attention,
+    _muse_nope_layers,
+    _neomme_translate,
+    _nope_where_theta_zero,
+    _qwen2_moe_window_layers,
+    _qwen2_window_layers,
+    _rope_if_embedding_type_rope,
+    _rope_only_with_window,
+    _smollm3_layer_types,
+    _window_only_with_switch,
+    _zamba2_layer_types,
+    _zamba2_mem_rope,
+)
 
 __all__ = [
     "ATTENTION_TYPES", "FAMILIES", "FLAT_TEXT_CONFIGS", "LEGACY_LAYER_TYPES", "UNVERIFIED",
@@ -286,311 +321,6 @@ class Family:
     note: str = ""
 
 
-# --------------------------------------------------------------------------- one-family rules
-# Named functions that one record (or a few records sharing the rule) refers to: each mirrors
-# a few lines of the family's transformers 5.24 config class or attention forward, named in
-# its docstring. Translators (Family.translate) change a config.json dict in place the way
-# the config class's constructor does and leave an already-translated dict as it is; rope
-# rules (Family.rope_rule) map ``(config, layer_types, flags)`` to the layers that rotate.
-
-
-def _minimax_m2_rotary_dim(d: dict) -> None:
-    """``MiniMaxM2Config.convert_rope_params_to_dict``: a legacy top-level ``rotary_dim``
-    becomes ``partial_rotary_factor = rotary_dim / head_dim`` unless the file sets a
-    ``partial_rotary_factor`` itself (published MiniMax-M2 files carry ``rotary_dim``)."""
-    r = d.get("rotary_dim")
-    if r is not None and d.get("partial_rotary_factor") is None and d.get("head_dim"):
-        d["partial_rotary_factor"] = r / d["head_dim"]
-
-
-def _lfm2_full_attn_idxs(d: dict) -> None:
-    """``Lfm2Config.__post_init__``: without ``layer_types``, the layers listed in
-    ``full_attn_idxs`` (default: every layer) are ``"full_attention"`` and the others
-    ``"conv"`` (short convolutions: no positions)."""
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
-        idxs = d.get("full_attn_idxs")
-        full = set(range(n) if idxs is None else idxs)
-        d["layer_types"] = ["full_attention" if i in full else "conv" for i in range(n)]
-
-
-def _bamba_half_rotary(d: dict) -> None:
-    """``BambaConfig.__post_init__`` sets ``partial_rotary_factor = 0.5`` whatever the
-    file's top-level value ("hardcode for BC"); a RoPE dict's own factor still wins."""
-    d["partial_rotary_factor"] = 0.5
-
-
-def _cohere2_moe_prefix(d: dict) -> None:
-    """``Cohere2MoeConfig.__post_init__``: the first ``first_k_dense_replace`` layers
-    (popped, default 0) are dense-MLP layers whose pattern is
-    ``prefix_dense_sliding_window_pattern`` (default 1: every one global), the rest follow
-    ``sliding_window_pattern`` (default 4); ``mlp_layer_types`` marks the prefix ``"dense"``."""
-    n = d.get("num_hidden_layers")
-    if not isinstance(n, int) or isinstance(n, bool):
-        return
-    k = d.get("first_k_dense_replace") or 0
-    if d.get("layer_types") is None:
-        pre = d.get("prefix_dense_sliding_window_pattern", 1)
-        rest = d.get("sliding_window_pattern", 4)
-        d["layer_types"] = (
-            ["sliding_attention" if (i + 1) % pre else "full_attention" for i in range(k)]
-            + ["sliding_attention" if (i + 1) % rest else "full_attention"
-               for i in range(n - k)])
-    if d.get("mlp_layer_types") is None:
-        d["mlp_layer_types"] = ["dense" if i < k else "sparse" for i in range(n)]
-
-
-def _neomme_rope_per_type(d: dict) -> None:
-    """``NeoMMEConfig.convert_rope_params_to_dict``: one RoPE dict per layer type, its
-    ``rope_theta`` the top-level one or the class's per-type default (full 1e6, sliding
-    1e4) and its ``partial_rotary_factor`` the per-type default (full 0.25, sliding 1)."""
-    raw = d.get("rope_parameters") or d.get("rope_scaling") or {}
-    types = set(d.get("layer_types") or ())
-    if raw and not set(raw) <= types | {"full_attention", "sliding_attention"}:
-        raise ValueError(
-            "config['rope_parameters'] of model_type 'neomme' must be one dict per layer "
-            f"type ({sorted(types)}), as NeoMMEConfig builds it; got keys {sorted(raw)}")
-    theta = d.get("rope_theta")
-    bases = {"full_attention": 1_000_000.0, "sliding_attention": 10_000.0}
-    factors = {"full_attention": 0.25, "sliding_attention": 1.0}
-    nested = {k: dict(v) for k, v in raw.items()}
-    for lt in types:
-        p = nested.setdefault(lt, {})
-        p.setdefault("rope_type", "default")
-        p.setdefault("rope_theta", theta if theta is not None else bases.get(lt))
-        p.setdefault("partial_rotary_factor", factors.get(lt))
-    d.pop("rope_scaling", None)
-    d["rope_parameters"] = nested
-
-
-def _mistral4_mla_head(d: dict) -> None:
-    """``Mistral4Config.__post_init__``: ``head_dim = qk_nope_head_dim + qk_rope_head_dim``
-    (always), and ``partial_rotary_factor = qk_rope_head_dim / head_dim`` unless the RoPE
-    dict sets one: the rope slice is the trailing part of a whole head."""
-    nope, rope = d.get("qk_nope_head_dim", 64), d.get("qk_rope_head_dim", 64)
-    if isinstance(nope, int) and isinstance(rope, int):
-        d["head_dim"] = nope + rope
-        if d.get("partial_rotary_factor") is None:
-            d["partial_rotary_factor"] = rope / (nope + rope)
-
-
-def _modernbert_local_attention(d: dict) -> None:
-    """``ModernBertConfig``: ``sliding_window`` is a property, ``local_attention // 2``,
-    whose setter sets ``local_attention = 2 * value`` — a file's ``sliding_window`` is set
-    after the fields, so it wins; without either, ``local_attention`` is 128."""
-    if d.get("sliding_window") is not None:
-        d["local_attention"] = 2 * d["sliding_window"]
-    elif d.get("local_attention") is None and "local_attention" not in d:
-        d["local_attention"] = 128
-
-
-def _modernbert_decoder_window(d: dict) -> None:
-    """``ModernBertDecoderConfig.__post_init__`` sets ``sliding_window = local_attention //
-    2 if local_attention else -1`` before the file's own keys are set, so an explicit
-    ``sliding_window`` (null included) wins; the window -1 of a null ``local_attention``
-    is refused (the mask's meaning of -1 is not what posenc represents)."""
-    if "sliding_window" not in d:
-        la = d.get("local_attention", 128)
-        d["sliding_window"] = la // 2 if la else -1
-    if d["sliding_window"] == -1:
-        raise ValueError(
-            "config['local_attention'] is null or 0: ModernBertDecoderConfig then sets "
-            "sliding_window = -1, which its sliding layers pass to the mask as a window; "
-            "posenc does not represent a window of -1 (give local_attention or "
-            "sliding_window)")
-
-
-def _smollm3_layer_types(d: dict) -> None:
-    """``SmolLM3Config.__post_init__``: without ``layer_types``, layer ``i`` is
-    ``"sliding_attention"`` iff ``use_sliding_window`` (default false), a ``sliding_window``
-    is set and the layer has no RoPE (``no_rope_layers[i] == 0``, default every
-    ``no_rope_layer_interval``-th layer, 4), else ``"full_attention"``."""
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is not None or not isinstance(n, int) or isinstance(n, bool):
-        return
-    flags = d.get("no_rope_layers")
-    if flags is None:
-        every = d.get("no_rope_layer_interval", 4)
-        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
-            return  # left to the NoPE reader, which names the key
-        flags = [int((i + 1) % every != 0) for i in range(n)]
-    window = bool(d.get("use_sliding_window", False)) and d.get("sliding_window") is not None
-    d["layer_types"] = ["sliding_attention" if window and not flags[i] else "full_attention"
-                        for i in range(min(n, len(flags)))]
-
-
-def _gemma4_global_head_dim(d: dict) -> None:
-    """``Gemma4TextConfig.__post_init__`` (and Gemma 4 Unified's): without
-    ``per_layer_config``, every ``"full_attention"`` layer gets ``{"head_dim":
-    global_head_dim}`` (popped, default 512) as its own override; the layer types are the
-    file's list or every 6th layer full, the last layer always full."""
-    n = d.get("num_hidden_layers")
-    if "per_layer_config" in d or not isinstance(n, int) or isinstance(n, bool):
-        return
-    types = list(d.get("layer_types") or [
-        "full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)])
-    if types:
-        types[-1] = "full_attention"
-    width = d.get("global_head_dim", 512)
-    d["per_layer_config"] = {i: {"head_dim": width} for i, t in enumerate(types)
-                             if t == "full_attention"}
-
-
-def _mimo_window_size(d: dict) -> None:
-    """``MiMoV2FlashConfig.__post_init__``: a legacy ``sliding_window_size`` (the reference
-    SGLang implementation's previous tokens) sets ``sliding_window = size + 1``."""
-    size = d.get("sliding_window_size")
-    if isinstance(size, int) and not isinstance(size, bool):
-        d["sliding_window"] = size + 1
-
-
-def _head_dim_from_hidden(d: dict) -> None:
-    """``UnlimitedOcrTextConfig.__post_init__`` sets ``head_dim = hidden_size //
-    num_attention_heads`` whatever the file says."""
-    hidden, heads = d.get("hidden_size"), d.get("num_attention_heads")
-    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
-        d["head_dim"] = hidden // heads
-
-
-def _llama4_layer_types(d: dict) -> None:
-    """``Llama4TextConfig.__post_init__``: without ``layer_types``, a layer that rotates
-    (``no_rope_layers[i]``, default every 4th layer without) is ``"chunked_attention"``
-    when ``attention_chunk_size`` is set (default 8192), the others ``"full_attention"``."""
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is not None or not isinstance(n, int) or isinstance(n, bool):
-        return
-    flags = d.get("no_rope_layers")
-    if not flags:
-        every = d.get("no_rope_layer_interval") or 4
-        if not isinstance(every, int) or every < 1:
-            return  # left to the NoPE reader, which names the key
-        flags = [int((i + 1) % every != 0) for i in range(n)]
-    chunked = d.get("attention_chunk_size", 8192) is not None
-    d["layer_types"] = ["chunked_attention" if f and chunked else "full_attention"
-                        for f in flags]
-
-
-def _layer_theta_per_layer(d: dict) -> None:
-    """``GraniteSWAModel`` (and Granite-MoE-SWA): ``layer_rope_theta[i]`` is layer ``i``'s
-    base — one rotary module per distinct non-zero base, built from ``rope_parameters``
-    with that ``rope_theta`` — and 0 means no positions (:func:`_nope_where_theta_zero`);
-    without the list every layer has the global base. Written as per-layer overrides of
-    the RoPE dict (``per_layer_config``)."""
-    thetas = d.get("layer_rope_theta")
-    if not isinstance(thetas, list):
-        return
-    key = "rope_scaling" if d.get("rope_scaling") else "rope_parameters"
-    base = d.get(key) or {}
-    if any(isinstance(v, dict) for v in base.values()):
-        raise ValueError("config['layer_rope_theta'] with a per-layer-type RoPE dict: posenc "
-                         "does not know which base such a layer gets")
-    per = {int(k): dict(v) for k, v in (d.get("per_layer_config") or {}).items()}
-    for i, theta in enumerate(thetas):
-        if theta:
-            per.setdefault(i, {})[key] = {**base, "rope_theta": theta}
-    d["per_layer_config"] = per
-
-
-def _nope_where_theta_zero(d: dict, types: list, flags: list, thetas=None) -> list:
-    """Granite-SWA: the model passes no position embeddings to a layer whose
-    ``layer_rope_theta`` is 0 (``GraniteSWAModel.forward``)."""
-    n = len(types)
-    thetas = d.get("layer_rope_theta") if thetas is None else thetas
-    if thetas is None:
-        return flags
-    if len(thetas) < n:
-        raise ValueError(f"config['layer_rope_theta'] has {len(thetas)} entries for {n} layers")
-    return [f and bool(t) for f, t in zip(flags, thetas[:n], strict=True)]
-
-
-def _muse_nope_layers(d: dict, types: list, flags: list) -> list:
-    """Muse Glimmer / Spark: the model passes no position embeddings to a layer whose
-    ``layer_rope_theta`` is 0 (``MuseGlimmerModel.forward``); without the list the config
-    class puts 0 on every 4th layer counting from the last (``MuseGlimmerConfig`` and
-    ``MuseSparkConfig.__post_init__``); a non-zero entry only switches RoPE on."""
-    n = len(types)
-    thetas = d.get("layer_rope_theta")
-    if thetas is None:
-        thetas = [0 if (n - 1 - i) % 4 == 0 else 1 for i in range(n)]
-    return _nope_where_theta_zero(d, types, flags, thetas)
-
-
-def _qwen2_window_layers(d: dict) -> None:
-    """``Qwen2Config.__post_init__`` (Qwen3, Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni text alike):
-    ``sliding_window`` is kept only with ``use_sliding_window`` (default false), and without
-    ``layer_types`` layer ``i`` is ``"sliding_attention"`` iff a window is kept and
-    ``i >= max_window_layers`` (the class default is in :attr:`Family.defaults`)."""
-    if not d.get("use_sliding_window", False):
-        d["sliding_window"] = None
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
-        first = d.get("max_window_layers")
-        window = d.get("sliding_window") is not None and isinstance(first, int)
-        d["layer_types"] = ["sliding_attention" if window and i >= first else "full_attention"
-                            for i in range(n)]
-
-
-def _qwen2_moe_window_layers(d: dict) -> None:
-    """``Qwen2MoeConfig.__post_init__``: ``sliding_window`` is kept only with
-    ``use_sliding_window`` (else 0), and without ``layer_types`` layer ``i`` is
-    ``"sliding_attention"`` iff ``(i + 1) % 2``, ``i < max_window_layers`` and
-    ``use_sliding_window``; listed sliding layers without ``use_sliding_window`` get a window
-    of 0, which posenc refuses."""
-    use = bool(d.get("use_sliding_window", False))
-    if not use:
-        d["sliding_window"] = 0
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
-        last = d.get("max_window_layers")
-        d["layer_types"] = [
-            "sliding_attention" if use and (i + 1) % 2 and isinstance(last, int) and i < last
-            else "full_attention" for i in range(n)]
-    if not use and "sliding_attention" in (d.get("layer_types") or ()):
-        raise ValueError(
-            "config['layer_types'] lists sliding layers while 'use_sliding_window' is false: "
-            "Qwen2MoeConfig then sets sliding_window = 0 and those layers pass a window of 0 "
-            "to their attention; posenc does not represent a window of 0")
-
-
-def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
-    """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
-    false)."""
-    return flags if d.get("use_mem_rope", False) else [False] * len(flags)
-
-
-def _rope_if_embedding_type_rope(d: dict, types: list, flags: list) -> list:
-    """``GraniteMoeHybridModel.__init__`` builds its rotary module only when
-    ``position_embedding_type == "rope"`` (default ``None``; Granite-4.0-H files say
-    ``"nope"``); otherwise its attention layers get no positions."""
-    return flags if d.get("position_embedding_type") == "rope" else [False] * len(flags)
-
-
-def _global_rope_without_window(d: dict, types: list, flags: list) -> list:
-    """EXAONE 4, EXAONE-MoE, Kolibri: ``if self.sliding_window is None or self.is_sliding``
-    — with a null ``sliding_window`` the global layers rotate too."""
-    if d.get("sliding_window") is not None:
-        return flags
-    return [f or t == "full_attention" for f, t in zip(flags, types, strict=True)]
-
-
-def _rope_only_with_window(d: dict, types: list, flags: list) -> list:
-    """Cohere 2, Flint: ``if self.sliding_window is not None`` (the layer's window, set on
-    sliding layers only) — with a null ``sliding_window`` no layer rotates."""
-    return flags if d.get("sliding_window") is not None else [False] * len(flags)
-
-
-def _cohere2_moe_rope(d: dict, types: list, flags: list) -> list:
-    """``Cohere2MoeAttention``: ``if self.sliding_window is not None or self.force_rope``,
-    with ``force_rope`` on dense-prefix layers (``mlp_layer_types[i] == "dense"``) when
-    ``prefix_dense_sliding_window_pattern == 1`` — those global layers rotate."""
-    window = d.get("sliding_window") is not None
-    mlp = list(d.get("mlp_layer_types") or ())
-    mlp += ["sparse"] * (len(types) - len(mlp))
-    force = d.get("prefix_dense_sliding_window_pattern", 1) == 1
-    return [(f and window) or (force and m == "dense")
-            for f, m in zip(flags, mlp[:len(types)], strict=True)]
-
-
 _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
@@ -629,7 +359,6 @@ _RECORDS: dict[str, Family] = {
         "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4,
         "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
         "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4,
-        "qwen3_moe": 1e4,
         "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6,
         "starcoder2": 1e4, "timesfm2_5": 1e4,
         "voxtral_realtime_text": 1e4,
@@ -637,6 +366,9 @@ _RECORDS: dict[str, Family] = {
     # PaddleOCRTextConfig sets no layer_types and its attention windows only layers listed
     # "sliding_attention": without the list no layer has a window
     "paddleocr_vl_text": Family(default_theta=5e5, layer_pattern=AllLayers("full_attention")),
+    # Qwen3MoeConfig.__post_init__ keeps sliding_window (default 4096) only with
+    # use_sliding_window (default false); every layer then slides
+    "qwen3_moe": Family(translate=_window_only_with_switch),
     # Qwen3VLMoeTextConfig.__post_init__: self.sliding_window = None, whatever the file says
     "qwen3_vl_moe_text": Family(default_theta=5e5, window_key=None),
     # Step3p7TextConfig rebuilds its RoPE dicts as {"rope_type": "default", …} updated with
@@ -701,7 +433,7 @@ _RECORDS: dict[str, Family] = {
                          type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
                                       TypeBase("full_attention", "global_rope_theta", 160_000.0))),
     "ultrabert": Family(layer_pattern="listed", window_offset=1),
-    "neomme": Family(layer_pattern="listed", window_offset=1, translate=_neomme_rope_per_type),
+    "neomme": Family(layer_pattern="listed", window_offset=1, translate=_neomme_translate),
     "moshi": Family(window_key=None,
                     note="config.sliding_window is stored on the attention module but the "
                          "attention function receives None (eager and masks: causal)"),
@@ -770,6 +502,7 @@ _RECORDS: dict[str, Family] = {
     "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed", default_theta=1e6),
     # Zamba2Config renames a "mamba" block to "linear_attention"
     "zamba2": Family(nope_types=_LINEAR, attention_types=_HYBRID, rope_rule=_zamba2_mem_rope,
+                     translate=_zamba2_layer_types,
                      block_types_key=BlockTypes("layers_block_type", (
                          ("linear_attention", "linear_attention"), ("hybrid", "hybrid"),
                          ("mamba", "linear_attention")))),
@@ -811,7 +544,7 @@ _RECORDS: dict[str, Family] = {
         attention_types=frozenset({"indexed_attention"}), layer_pattern="listed",
         nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4)),
     # --- partial rotation ----------------------------------------------------------------
-    "gpt_neox": Family(partial_rotary_factor=0.25),
+    "gpt_neox": Family(partial_rotary_factor=0.25, translate=_gpt_neox_one_head_size),
     "ministral": Family(),
     "minimax_m3_vl_text": Family(default_theta=5e6),
     # --- scaling rules of their own ----------------------------------------------------------
@@ -862,128 +595,6 @@ _RECORDS: dict[str, Family] = {
     "jetmoe": Family(refuse="its attention cannot run on the meta device, so the sweep "
                             "cannot observe it and posenc has not checked it against "
                             "transformers"),
-}
-
-#: The config classes' defaults for position keys a config.json may leave out, where they
-#: are not what posenc would otherwise derive (``hidden_size // num_attention_heads``, no
-#: window): ``model_type -> ((key, value), …)``, merged into each record's
-#: :attr:`Family.defaults`. Read from each class's dataclass field (transformers 5.24);
-#: ``tests/test_hf_config.py`` checks every record against its class, key by key.
-_CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
-    **{mt: (("qk_nope_head_dim", 128), ("qk_rope_head_dim", 64)) for mt in (
-        "axk1", "bailing_hybrid", "deepseek_v2", "deepseek_v3", "deepseek_v32", "youtu")},
-    **{mt: (("qk_nope_head_dim", 192), ("qk_rope_head_dim", 64)) for mt in (
-        "glm4_moe_lite", "glm_moe_dsa")},
-    "axk2": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 32)),
-    "mistral_large4_text": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 64)),
-    "minicpm3": (("qk_rope_head_dim", 32),),
-    **{mt: (("head_dim", 128),) for mt in (
-        "cosmos3_edge_text", "ernie4_5", "glm", "glm4", "helium", "hy_v3", "laguna",
-        "mellum", "minimax_m2", "minimax_m3_vl_text", "ministral3",
-        "molmo2_text", "paddleocr_vl_text", "qwen3_vl_text", "seed_oss",
-        "solar_open", "step3p5", "zaya")},
-    **{mt: (("head_dim", 256),) for mt in (
-        "gemma", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")},
-    "timesfm2_5": (("head_dim", 80),),
-    "llama4_text": (("head_dim", 128), ("attention_chunk_size", 8192)),
-    # the Qwen2 family: the window and the first windowed layer (_qwen2_window_layers)
-    "qwen2": (("sliding_window", 4096), ("max_window_layers", 28)),
-    "qwen3": (("head_dim", 128), ("sliding_window", 4096), ("max_window_layers", 28)),
-    "qwen2_5_omni_text": (("sliding_window", 32768), ("max_window_layers", 28)),
-    "qwen2_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
-    "qwen2_5_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
-    "qwen2_moe": (("sliding_window", 4096), ("max_window_layers", 28)),
-    **{mt: (("sliding_window", 4096),) for mt in (
-        "cohere2", "exaone4", "exaone_moe", "ministral", "mistral", "olmo3",
-        "voxtral_realtime_text")},
-    **{mt: (("sliding_window", 128),) for mt in (
-        "granite_swa", "granitemoe_swa", "ultrabert", "unlimited_ocr_text")},
-    "afmoe": (("head_dim", 128), ("sliding_window", 1024)),
-    "cohere2_moe": (("head_dim", 128), ("sliding_window", 4096)),
-    "cwm": (("head_dim", 128), ("sliding_window", 8192)),
-    "flint": (("head_dim", 128), ("sliding_window", 513)),
-    "gemma2": (("head_dim", 256), ("sliding_window", 4096)),
-    "gemma3_text": (("head_dim", 256), ("sliding_window", 4096)),
-    "gemma3n_text": (("head_dim", 256), ("sliding_window", 512)),
-    "gemma4_text": (("head_dim", 256), ("sliding_window", 512)),
-    "gemma4_unified_text": (("head_dim", 256), ("sliding_window", 1024)),
-    "gpt_oss": (("head_dim", 64), ("sliding_window", 128)),
-    "recurrent_gemma": (("attention_window_size", 2048),
-                        ("block_types", ("recurrent", "recurrent", "attention"))),
-    **{mt: (("rotary_dim", 64),) for mt in ("codegen", "gptj")},
-    "kolibri1": (("head_dim", 128), ("sliding_window", 513)),
-    "lara_mini": (("head_dim", 128), ("sliding_window", 512)),
-    "lfm3": (("head_dim", 128), ("sliding_window", 256)),
-    "mimo_v2_flash": (("head_dim", 192), ("sliding_window", 129)),
-    "muse_glimmer_text": (("head_dim", 128), ("sliding_window", 2048)),
-    "muse_spark_text": (("head_dim", 64), ("sliding_window", 2048)),
-    "neomme": (("head_dim", 64), ("sliding_window", 256)),
-    "vaultgemma": (("head_dim", 256), ("sliding_window", 4096)),
-}
-
-#: Families whose rotary module's own ``compute_default_rope_parameters`` builds the
-#: ``"default"`` frequencies over the whole head (``dim = head_dim``) and never reads the
-#: ``partial_rotary_factor`` the config class moves into the RoPE dict (transformers 5.24;
-#: ``tests/test_hf_config.py`` checks this set against each module's source, and the key
-#: sweep moves the factor in every family): :attr:`Family.default_rope_partial` false.
-#: Mistral 4 is not here: its class derives the factor from the MLA widths and its
-#: attention rotates the trailing slice (checked by the sweep as it stands).
-_DEFAULT_ROPE_IGNORES_PARTIAL = frozenset({
-    'afmoe', 'apertus', 'apertus1p5_text', 'arcee', 'aria_text', 'axk1', 'axk2',
-    'bailing_hybrid', 'bitnet', 'cohere', 'cohere2', 'cohere2_moe', 'cosmos3_edge_text',
-    'cwm', 'deepseek_v2', 'deepseek_v3', 'deepseek_v32', 'diffllama', 'doge',
-    'emu3_text_model', 'ernie4_5', 'ernie4_5_moe', 'ernie4_5_vl_moe_text', 'esmc',
-    'eurobert', 'exaone4', 'exaone_moe', 'falcon', 'falcon_h1', 'flex_olmo', 'flint',
-    'gemma', 'gemma2', 'gemma3_text', 'gemma3n_text', 'gemma4_text',
-    'gemma4_unified_text', 'glm_moe_dsa', 'gpt_oss', 'granite', 'granite_docling_text',
-    'granite_swa', 'granitemoe', 'granitemoe_swa', 'granitemoehybrid',
-    'granitemoeshared', 'gte', 'helium', 'hunyuan_v1_dense', 'hunyuan_v1_moe', 'hy_v3',
-    'hyperclovax', 'idefics', 'jais2', 'jina_embeddings_v3', 'kolibri1', 'lara_mini',
-    'lfm2', 'lfm3', 'llama', 'llama4_text', 'minicpm3', 'minimax', 'ministral',
-    'ministral3', 'mistral', 'mistral_large4_text', 'mixtral', 'mllama_text_model',
-    'modernbert', 'modernbert-decoder', 'molmo2_text', 'moshi', 'muse_glimmer_text',
-    'muse_spark_text', 'nomic_bert', 'olmo', 'olmo2', 'olmo3', 'olmo_hybrid', 'olmoe',
-    'paddleocr_vl_text', 'phimoe', 'qwen2', 'qwen2_5_omni_text', 'qwen2_5_vl_text',
-    'qwen2_moe', 'qwen2_vl_text', 'qwen3', 'qwen3_moe', 'qwen3_vl_moe_text',
-    'qwen3_vl_text', 'seed_oss', 'smollm3', 'starcoder2', 'timesfm2_5', 'ultrabert',
-    'unlimited_ocr_text', 'vaultgemma', 'voxtral_realtime_text', 'youtu', 'zamba2'
-})
-
-_YARN_MISTRAL = {"type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
-                 "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
-                 "llama_4_scaling_beta": 0.1}
-_LLAMA3_APERTUS = {"rope_type": "llama3", "rope_theta": 12_000_000.0, "factor": 8.0,
-                   "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
-                   "high_freq_factor": 4.0}
-_GEMMA4_ROPE = {"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
-                "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
-                                   "rope_theta": 1_000_000.0}}
-#: The RoPE dict a config class sets in ``__post_init__`` when a file has none (``if
-#: self.rope_parameters is None: self.rope_parameters = {...}``, transformers 5.24), where
-#: it is not what the family's other defaults give: :attr:`Family.default_rope_parameters`.
-#: Ministral 3 and Mistral 4 also keep ``max_position_embeddings`` in it, which nothing
-#: reads (their ``ignored_keys``), and Mistral 4 its ``partial_rotary_factor``, which
-#: ``_mistral4_mla_head`` derives the same way.
-_CLASS_ROPE_DICTS: dict[str, dict] = {
-    "apertus": _LLAMA3_APERTUS,
-    "apertus1p5_text": _LLAMA3_APERTUS,
-    "ministral3": {**_YARN_MISTRAL, "rope_theta": 1_000_000.0},
-    "mistral4": {**_YARN_MISTRAL, "rope_theta": 10_000.0, "factor": 128.0,
-                 "original_max_position_embeddings": 8192},
-    "gpt_oss": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
-                "truncate": False, "original_max_position_embeddings": 4096},
-    "gemma4_text": _GEMMA4_ROPE,
-    "gemma4_unified_text": _GEMMA4_ROPE,
-}
-
-#: Config classes that do not move both top-level RoPE keys into the RoPE dict: a no-op
-#: ``convert_rope_params_to_dict`` ("No need to handle BC for new models"), or Step 3.5's
-#: own reading (:attr:`Family.top_level_rope`).
-_TOP_LEVEL_ROPE: dict[str, tuple[str, ...]] = {
-    **{mt: () for mt in (
-        "gemma4_text", "gemma4_unified_text", "laguna", "mellum", "mimo_v2_flash")},
-    # Step3p7TextConfig.__post_init__ pops rope_theta and partial_rotary_factors (a list)
-    "step3p5": ("rope_theta",),
 }
 
 #: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
