@@ -22,12 +22,17 @@ What is read, in ``transformers``' order of precedence:
   ``rope_type`` or its old name ``type``, with the family's legacy names
   (``Family.rope_type_aliases``: ``"su"`` and ``"yarn"`` mean ``"longrope"`` in Phi-3
   configs; ``"mrope"`` means the default 1-D frequencies in Qwen2-VL's);
-* ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
+* ``rope_theta``: the RoPE dict (the class's own when a file has none:
+  :attr:`Family.default_rope_parameters`), then the top level, then ``rotary_emb_base``
+  (GPT-NeoX; GPT-J and CodeGen hard-code 10000: :attr:`Family.hardcoded_base`),
   then the config class's default (:attr:`Family.default_theta`: 10000 unless the class
   says otherwise; Gemma 3: 1e6 global, ``rope_local_base_freq`` or 1e4 local);
 * the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
   ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
-  level, or ``rotary_pct`` (GPT-NeoX, default 0.25 there; 1 elsewhere);
+  level (where the config class moves it: :attr:`Family.top_level_rope`), or
+  ``rotary_pct`` (GPT-NeoX, default 0.25 there; 1 elsewhere) — except that most families'
+  ``"default"`` rope never reads the factor (:attr:`Family.default_rope_partial`; the key
+  is then reported as ignored);
 * ``head_dim``: ``qk_rope_head_dim`` (DeepSeek's rotary part), else ``head_dim``, else
   ``hidden_size // num_attention_heads``;
 * ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
