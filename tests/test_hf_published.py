@@ -120,6 +120,8 @@ PUBLISHED = {
         None, None, 1024]),
     "qwen3-moe-windowed": (QWEN3_30B_A3B_WINDOWED, lambda s: s[0].sliding_window == 4096),
     "mllama-class-cross-layers": (LLAMA32_11B_TEXT, lambda s: not s[3].use_rope),
+    "mllama-null-cross-layers": (dict(LLAMA32_11B_TEXT, cross_attention_layers=None),
+                                 lambda s: not s[3].use_rope),
 }
 
 

@@ -44,8 +44,6 @@ _CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
     **{mt: (("sliding_window", 128),) for mt in (
         "granite_swa", "granitemoe_swa", "ultrabert", "unlimited_ocr_text")},
     "qwen3_moe": (("sliding_window", 4096),),
-    # MllamaTextConfig.__post_init__: cross-attention (no RoPE) layers when the file has none
-    "mllama_text_model": (("cross_attention_layers", (3, 8, 13, 18, 23, 28, 33, 38)),),
     "afmoe": (("head_dim", 128), ("sliding_window", 1024)),
     "cohere2_moe": (("head_dim", 128), ("sliding_window", 4096)),
     "cwm": (("head_dim", 128), ("sliding_window", 8192)),

@@ -360,3 +360,10 @@ def _cohere2_moe_rope(d: dict, types: list, flags: list) -> list:
     force = d.get("prefix_dense_sliding_window_pattern", 1) == 1
     return [(f and window) or (force and m == "dense")
             for f, m in zip(flags, mlp[:len(types)], strict=True)]
+
+
+def _mllama_cross_layers(d: dict) -> None:
+    """``MllamaTextConfig.__post_init__``: a missing or null ``cross_attention_layers``
+    (the layers without RoPE) becomes ``[3, 8, 13, 18, 23, 28, 33, 38]``."""
+    if d.get("cross_attention_layers") is None:
+        d["cross_attention_layers"] = [3, 8, 13, 18, 23, 28, 33, 38]
