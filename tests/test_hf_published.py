@@ -1,8 +1,10 @@
 """Regression tests for the key sweep's misread classes (issue 29), on published configs.
 
 Each config is the position-relevant part of a published ``config.json``, typed in (this
-machine cannot reach the model hub): the values are as the releases give them to our
-knowledge, and where we could not verify a released value the comment says so. Where no
+machine cannot reach the model hub). "Verified" in a comment: the values agree with the
+``transformers`` 5.24 config class whose docstring names that checkpoint (its defaults are
+that checkpoint's); "unverified": as the release gives them to our knowledge, not checked
+here — the test holds for the shape whatever the exact widths. Where no
 published file of a misread's shape is known to us, the test moves one key of a published
 config (named "variant") — the shape a checkpoint could carry. Each is compared layer by
 layer with the family's own ``transformers`` 5.24 modules (its rotary tables and its
@@ -23,12 +25,13 @@ from posenc import hf_config as H
 
 # --------------------------------------------------------------------------- configs
 
-LLAMA31_8B_PARTIAL = {  # meta-llama/Llama-3.1-8B, variant: a top-level partial factor
+LLAMA31_8B_PARTIAL = {  # meta-llama/Llama-3.1-8B (as tests/test_hf_config.py), variant:
+    # a top-level partial factor
     "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
     "num_key_value_heads": 8, "num_hidden_layers": 2, "max_position_embeddings": 131072,
     "rope_theta": 500000.0, "partial_rotary_factor": 0.5,
 }
-DEEPSEEK_V3_PARTIAL = {  # deepseek-ai/DeepSeek-V3 widths, variant: a partial factor
+DEEPSEEK_V3_PARTIAL = {  # deepseek-ai/DeepSeek-V3 widths (unverified), variant: a factor
     "model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128,
     "num_key_value_heads": 128, "num_hidden_layers": 2, "qk_rope_head_dim": 64,
     "qk_nope_head_dim": 128, "v_head_dim": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
@@ -38,22 +41,24 @@ DEEPSEEK_V3_PARTIAL = {  # deepseek-ai/DeepSeek-V3 widths, variant: a partial fa
 DEEPSEEK_V3_PROPORTIONAL = dict(  # variant: Gemma 4's proportional rope on the MLA slice
     DEEPSEEK_V3_PARTIAL, partial_rotary_factor=None,
     rope_parameters={"rope_type": "proportional", "factor": 2.0, "rope_theta": 10000.0})
-GPTJ_6B = {  # EleutherAI/gpt-j-6b (GPT-2 key names), layers cut to 2
+GPTJ_6B = {  # EleutherAI/gpt-j-6B (GPT-2 key names; verified), layers cut to 2
     "model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 2, "n_positions": 2048,
     "rotary_dim": 64,
 }
 GPTJ_6B_THETA = dict(GPTJ_6B, rope_theta=1_000_000.0)  # variant: nothing reads the base
-CODEGEN_350M_NO_ROTARY_DIM = {  # Salesforce/codegen-350M-mono, variant: no rotary_dim key
+CODEGEN_350M_NO_ROTARY_DIM = {  # Salesforce/codegen-350M-mono (unverified), variant: no
+    # rotary_dim key
     "model_type": "codegen", "n_embd": 1024, "n_head": 16, "n_layer": 2,
     "n_positions": 2048,
 }
-STABLELM_3B_NO_FACTOR = {  # stabilityai/stablelm-3b-4e1t (0.25 as released), variant: the
+STABLELM_3B_NO_FACTOR = {  # stabilityai/stablelm-3b-4e1t (verified), variant: the
     # factor left out, which StableLmConfig fills with 0.25 ("assign default for BC")
     "model_type": "stablelm", "hidden_size": 2560, "num_attention_heads": 32,
     "num_key_value_heads": 32, "num_hidden_layers": 2, "max_position_embeddings": 4096,
     "rope_theta": 10000,
 }
-GPT_OSS_20B_NO_ROPE = {  # openai/gpt-oss-20b, variant: without its rope_scaling block (the
+GPT_OSS_20B_NO_ROPE = {  # openai/gpt-oss-20b (attention widths verified, expert counts
+    # unverified: the class says 128 experts), variant: without its rope_scaling block (the
     # class then sets the same YaRN, factor 32, itself); layers cut to 2
     "model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64,
     "num_key_value_heads": 8, "head_dim": 64, "num_hidden_layers": 2,
@@ -61,7 +66,7 @@ GPT_OSS_20B_NO_ROPE = {  # openai/gpt-oss-20b, variant: without its rope_scaling
     "layer_types": ["sliding_attention", "full_attention"], "num_local_experts": 32,
     "num_experts_per_tok": 4,
 }
-GEMMA3_4B_TEXT_OLD_TYPE = {  # google/gemma-3-4b-it text_config (its rope_scaling says
+GEMMA3_4B_TEXT_OLD_TYPE = {  # google/gemma-3-4b-it text_config (unverified; its rope_scaling says
     # "rope_type": "linear", factor 8), variant: the old spelling "type"
     "model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8,
     "num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 6,
@@ -69,7 +74,7 @@ GEMMA3_4B_TEXT_OLD_TYPE = {  # google/gemma-3-4b-it text_config (its rope_scalin
     "rope_local_base_freq": 10000.0, "sliding_window": 1024, "sliding_window_pattern": 6,
     "rope_scaling": {"factor": 8.0, "type": "linear"},
 }
-MODERNBERT_BASE = {  # answerdotai/ModernBERT-base, layers cut to 3
+MODERNBERT_BASE = {  # answerdotai/ModernBERT-base (verified), layers cut to 3
     "model_type": "modernbert", "hidden_size": 768, "num_attention_heads": 12,
     "num_hidden_layers": 3, "intermediate_size": 1152, "max_position_embeddings": 8192,
     "global_attn_every_n_layers": 3, "local_attention": 128,
@@ -78,21 +83,24 @@ MODERNBERT_BASE = {  # answerdotai/ModernBERT-base, layers cut to 3
 MODERNBERT_BASE_SLIDING = {  # variant: the window as sliding_window (a class property)
     k: v for k, v in MODERNBERT_BASE.items() if k != "local_attention"} | {
     "sliding_window": 32}
-RECURRENTGEMMA_2B = {  # google/recurrentgemma-2b, layers cut to 3; variant: the window
+RECURRENTGEMMA_2B = {  # google/recurrentgemma-2b (kv heads and MLP width unverified: the
+    # class says 10 and 7680), layers cut to 3; variant: the window
     # spelt sliding_window (RecurrentGemmaConfig.attribute_map) and block_types left out
     "model_type": "recurrent_gemma", "hidden_size": 2560, "num_attention_heads": 10,
     "num_key_value_heads": 1, "head_dim": 256, "num_hidden_layers": 3,
     "intermediate_size": 15360, "partial_rotary_factor": 0.5, "rope_theta": 10000.0,
     "sliding_window": 1024, "lru_width": 2560,
 }
-QWEN3_30B_A3B_WINDOWED = {  # Qwen/Qwen3-30B-A3B, variant: use_sliding_window true and the
+QWEN3_30B_A3B_WINDOWED = {  # Qwen/Qwen3-30B-A3B (head_dim 128, 40960 positions and the
+    # base unverified: the class says None, 32768, 1e4), variant: use_sliding_window true, the
     # window left to the class default (4096)
     "model_type": "qwen3_moe", "hidden_size": 2048, "num_attention_heads": 32,
     "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 2,
     "max_position_embeddings": 40960, "rope_theta": 1000000.0, "num_experts": 128,
     "num_experts_per_tok": 8, "moe_intermediate_size": 768, "use_sliding_window": True,
 }
-LLAMA32_11B_TEXT = {  # meta-llama/Llama-3.2-11B-Vision text_config, variant: without
+LLAMA32_11B_TEXT = {  # meta-llama/Llama-3.2-11B-Vision text_config (verified but the
+    # llama3 block, unverified), variant: without
     # cross_attention_layers (the class fills [3, 8, 13, ...]); layers cut to 5
     "model_type": "mllama_text_model", "hidden_size": 4096, "num_attention_heads": 32,
     "num_key_value_heads": 8, "num_hidden_layers": 5, "max_position_embeddings": 131072,
