@@ -111,6 +111,9 @@ _SCALING_KEYS = frozenset({
     "beta_fast", "beta_slow", "short_factor", "long_factor", "low_freq_factor",
     "high_freq_factor", "mscale", "mscale_all_dim", "truncate", "alpha",
 })
+#: Layer types without attention (a NoPE switch on a baseline of only these is moved with
+#: attention layers listed).
+_NO_ATTENTION_TYPES = frozenset({"linear_attention", "mamba", "conv", "recurrent"})
 #: Fewest layers of the slimmed baseline (enough for index lists such as [1, 3]).
 MIN_LAYERS = 4
 
@@ -375,11 +378,14 @@ def variants(ctx: Context, keys: dict[str, str]) -> list[Variant]:
             over = {key: value}
             if key == "layer_types" and label == "sliding/full":
                 over.setdefault("sliding_window", _get(ctx.cfg, "sliding_window") or 64)
+            types = list(_get(ctx.cfg, "layer_types") or ["linear_attention"] * ctx.n)
             if (re.search(r"position_embedding_type|nope|no_rope|use_\w*rope", key)
-                    and not ctx.rotating and "layer_types" in keys):
+                    and not ctx.rotating and "layer_types" in keys
+                    and set(types) <= _NO_ATTENTION_TYPES):
                 # a NoPE switch on a baseline without attention layers (Granite 4's
                 # all-Mamba default): move it with every other layer an attention layer
-                types = list(_get(ctx.cfg, "layer_types") or ["linear_attention"] * ctx.n)
+                # (a baseline with attention layers that do not rotate, Zamba 2's hybrid
+                # blocks with use_mem_rope false, moves the switch alone)
                 over["layer_types"] = ["full_attention" if i % 2 else t
                                        for i, t in enumerate(types)]
                 attn = Variant("layer_types", "every other layer attention",

@@ -109,6 +109,14 @@ LLAMA32_11B_TEXT = {  # meta-llama/Llama-3.2-11B-Vision text_config (verified bu
                      "original_max_position_embeddings": 8192, "rope_type": "llama3"},
 }
 
+ZAMBA2_27B_MEM_ROPE = {  # Zyphra/Zamba2-2.7B widths (verified), variant: use_mem_rope true,
+    # its first hybrid block moved to layer 1 (4 layers); Zamba2Config sets the attention
+    # head to 2 * hidden_size / heads = 160, whatever a file says
+    "model_type": "zamba2", "hidden_size": 2560, "num_attention_heads": 32,
+    "num_hidden_layers": 4, "max_position_embeddings": 4096, "use_mem_rope": True,
+    "layers_block_type": ["mamba", "hybrid", "mamba", "mamba"],
+}
+
 #: name -> (config, a fact the misread got wrong, checked on posenc's specs)
 PUBLISHED = {
     "llama-partial-ignored": (LLAMA31_8B_PARTIAL, lambda s: s[0].rotary_dim == 128),
@@ -127,6 +135,8 @@ PUBLISHED = {
     "recurrentgemma-2b": (RECURRENTGEMMA_2B, lambda s: [x.sliding_window for x in s] == [
         None, None, 1024]),
     "qwen3-moe-windowed": (QWEN3_30B_A3B_WINDOWED, lambda s: s[0].sliding_window == 4096),
+    "zamba2-mem-rope": (ZAMBA2_27B_MEM_ROPE, lambda s: (s[1].use_rope, s[1].rotary_dim) == (
+        True, 160)),
     "mllama-class-cross-layers": (LLAMA32_11B_TEXT, lambda s: not s[3].use_rope),
     "mllama-null-cross-layers": (dict(LLAMA32_11B_TEXT, cross_attention_layers=None),
                                  lambda s: not s[3].use_rope),

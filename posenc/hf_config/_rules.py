@@ -185,12 +185,21 @@ def _mimo_window_size(d: dict) -> None:
 
 
 def _zamba2_layer_types(d: dict) -> None:
-    """``Zamba2Config.attribute_map``: a file's ``layer_types`` is ``layers_block_type``
-    (blocks ``"mamba"`` / ``"hybrid"``), read with the block mapping, not as layer types."""
+    """``Zamba2Config``: a file's ``layer_types`` is ``layers_block_type``
+    (``attribute_map``; blocks ``"mamba"`` / ``"hybrid"``), read with the block mapping, not
+    as layer types; ``__post_init__`` sets ``attention_head_dim`` (``head_dim``) to ``2 *
+    hidden_size // num_attention_heads`` whatever the file says (the hybrid block attends
+    over the input and the original embeddings concatenated), and ``use_long_context``
+    sets ``max_position_embeddings`` to 16384."""
     if d.get("layer_types") is not None:
         listed = d.pop("layer_types")
         if d.get("layers_block_type") is None:
             d["layers_block_type"] = listed
+    hidden, heads = d.get("hidden_size"), d.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        d["head_dim"] = 2 * hidden // heads
+    if d.get("use_long_context"):
+        d["max_position_embeddings"] = 16384
 
 
 def _window_only_with_switch(d: dict) -> None:
