@@ -111,6 +111,9 @@ _SCALING_KEYS = frozenset({
     "beta_fast", "beta_slow", "short_factor", "long_factor", "low_freq_factor",
     "high_freq_factor", "mscale", "mscale_all_dim", "truncate", "alpha",
 })
+#: Layer types without attention (a NoPE switch on a baseline of only these is moved with
+#: attention layers listed).
+_NO_ATTENTION_TYPES = frozenset({"linear_attention", "mamba", "conv", "recurrent"})
 #: Fewest layers of the slimmed baseline (enough for index lists such as [1, 3]).
 MIN_LAYERS = 4
 
@@ -375,11 +378,14 @@ def variants(ctx: Context, keys: dict[str, str]) -> list[Variant]:
             over = {key: value}
             if key == "layer_types" and label == "sliding/full":
                 over.setdefault("sliding_window", _get(ctx.cfg, "sliding_window") or 64)
+            types = list(_get(ctx.cfg, "layer_types") or ["linear_attention"] * ctx.n)
             if (re.search(r"position_embedding_type|nope|no_rope|use_\w*rope", key)
-                    and not ctx.rotating and "layer_types" in keys):
+                    and not ctx.rotating and "layer_types" in keys
+                    and set(types) <= _NO_ATTENTION_TYPES):
                 # a NoPE switch on a baseline without attention layers (Granite 4's
                 # all-Mamba default): move it with every other layer an attention layer
-                types = list(_get(ctx.cfg, "layer_types") or ["linear_attention"] * ctx.n)
+                # (a baseline with attention layers that do not rotate, Zamba 2's hybrid
+                # blocks with use_mem_rope false, moves the switch alone)
                 over["layer_types"] = ["full_attention" if i % 2 else t
                                        for i, t in enumerate(types)]
                 attn = Variant("layer_types", "every other layer attention",
@@ -414,9 +420,14 @@ def variants(ctx: Context, keys: dict[str, str]) -> list[Variant]:
                         entry.update({k: 1.0 for k in extras}, **{extra: 2.0})
                     out.append(Variant(key, label, {"rope_parameters": rp}, rope_only=True))
         if "rope_scaling" in keys:
+            # a file of that era keeps the base and rotated fraction at the top level
+            # (file_dict writes them): the config object gets them as kwargs too
+            rp = _get(ctx.cfg, "rope_parameters")
+            top = {k: rp[k] for k in ("rope_theta", "partial_rotary_factor")
+                   if isinstance(rp, dict) and "rope_type" in rp and rp.get(k) is not None}
             for name in ("type", "rope_type"):
                 out.append(Variant("rope_scaling", f"{{{name!r}: 'linear', 'factor': 4}}",
-                                   {"rope_scaling": {name: "linear", "factor": 4.0}}))
+                                   {"rope_scaling": {name: "linear", "factor": 4.0}, **top}))
     for v in out:
         if re.search(r"rope_scaling|theta|base_freq|_base$", v.key):
             v.rope_only = True
@@ -509,14 +520,17 @@ def _without(d: dict, keys) -> dict:
     return {k: v for k, v in d.items() if k not in keys}
 
 
-def _unchanged(before: dict, after: dict) -> dict:
-    """The entries of ``before`` that ``after`` keeps as they were (dicts entry by entry)."""
+def _unchanged(before: dict, after: dict, *, rope: bool = False) -> dict:
+    """The entries of ``before`` that ``after`` keeps as they were: the RoPE dict entry by
+    entry; another dict the override changed (Gemma 4's ``per_layer_config``, which the
+    class derives from ``global_head_dim``) is dropped whole, as the class derives it."""
     out = {}
     for k, v in before.items():
         if k in after and after[k] == v:
             out[k] = v
-        elif isinstance(v, dict) and isinstance(after.get(k), dict):
-            out[k] = _unchanged(v, after[k])
+        elif isinstance(v, dict) and isinstance(after.get(k), dict) and (
+                rope or k in ("rope_parameters", "rope_scaling")):
+            out[k] = _unchanged(v, after[k], rope=True)
     return out
 
 

@@ -369,7 +369,10 @@ def test_llama4_attn_scale_matches_transformers_attention():
     ({"rope_scaling": [8.0]}, TypeError, "rope_scaling must be a dict"),
     ({"rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.5}},
      ValueError, r"partial_rotary_factor'\] must be in \(0, 1\]"),
-    ({"rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.29}},
+    # Llama's default rope ignores the factor (its own compute_default_rope_parameters);
+    # its linear rope (ROPE_INIT_FUNCTIONS) reads it
+    ({"rope_parameters": {"rope_type": "linear", "factor": 2.0,
+                          "partial_rotary_factor": 0.29}},
      ValueError, "rotary width must be even"),
 ])
 def test_bad_rope_dicts_name_the_key(patch, exc, match):

@@ -36,11 +36,14 @@ def _as_dict(config) -> dict:
             d["model_type"] = FLAT_TEXT_CONFIGS[d["model_type"]]  # a flat multimodal file
         rec = FAMILIES.get(str(d.get("model_type", "")))
         for key, alias in (rec.aliases if rec else ()):  # GPT-J's n_layer, n_head, ...
-            if d.get(key) is None and d.get(alias) is not None:
+            if d.get(key) is None and alias in d:  # a null alias is a null key
                 d[key] = d[alias]
         for key, value in (rec.defaults if rec else ()):  # the class's own defaults
             if key not in d:
                 d[key] = value
+        if rec is not None and rec.default_rope_parameters and d.get(
+                "rope_parameters") is None and not d.get("rope_scaling"):
+            d["rope_parameters"] = copy.deepcopy(dict(rec.default_rope_parameters))
         if rec is not None and rec.translate is not None:
             rec.translate(d)  # the config class's own renaming of legacy keys
         return d

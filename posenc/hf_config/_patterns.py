@@ -65,8 +65,13 @@ def _layer_types(d: dict, fam: Family) -> list[str]:
     if len(types) < n:
         raise ValueError(f"config['layer_types'] has {len(types)} entries for {n} layers")
     types = types[:n]
-    if fam.last_layer_full and not d.get("layer_types"):
+    if fam.last_layer_full and types:  # Gemma 4 forces it on a listed pattern too
         types[-1] = "full_attention"
+    if fam.mask_types is not None and set(types) - fam.mask_types:
+        raise ValueError(
+            f"config['layer_types'] lists {sorted(set(types) - fam.mask_types)}, a type the "
+            f"model of {d['model_type']!r} builds no attention mask for (it has "
+            f"{sorted(fam.mask_types)}): its forward fails on such a layer")
     return types
 
 

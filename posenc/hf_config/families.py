@@ -4,7 +4,7 @@ One :class:`Family` record per ``model_type`` in :data:`FAMILIES`, in the spirit
 ``transformers``' own auto mappings: a reader finds a model by its ``model_type`` and reads
 its rules at a glance. Fields are data — values and small named types (:class:`Every`,
 :class:`NopeFlags`, :class:`TypeBase` …) that the readers interpret; where a family's rule
-is not a value, the record names one function of this module (``translate``,
+is not a value, the record names one function of ``hf_config._rules`` (``translate``,
 ``rope_rule``) that mirrors the few lines of that family's ``transformers`` code it stands
 for. A ``model_type`` missing from the table is refused by name (:func:`family`), with the
 reason where posenc knows it (:data:`UNVERIFIED`).
@@ -27,6 +27,42 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import NamedTuple
+
+from ._class_facts import (
+    _CLASS_DEFAULTS,
+    _CLASS_ROPE_DICTS,
+    _DEFAULT_ROPE_IGNORES_PARTIAL,
+    _TOP_LEVEL_ROPE,
+)
+from ._rules import (
+    _bamba_half_rotary,
+    _cohere2_moe_prefix,
+    _cohere2_moe_rope,
+    _gemma4_global_head_dim,
+    _global_rope_without_window,
+    _gpt_neox_one_head_size,
+    _head_dim_from_hidden,
+    _layer_theta_per_layer,
+    _lfm2_full_attn_idxs,
+    _llama4_layer_types,
+    _mimo_window_size,
+    _minimax_m2_rotary_dim,
+    _mistral4_mla_head,
+    _mllama_cross_layers,
+    _modernbert_decoder_window,
+    _modernbert_local_attention,
+    _muse_nope_layers,
+    _neomme_translate,
+    _nope_where_theta_zero,
+    _qwen2_moe_window_layers,
+    _qwen2_window_layers,
+    _rope_if_embedding_type_rope,
+    _rope_only_with_window,
+    _smollm3_layer_types,
+    _window_only_with_switch,
+    _zamba2_layer_types,
+    _zamba2_mem_rope,
+)
 
 __all__ = [
     "ATTENTION_TYPES", "FAMILIES", "FLAT_TEXT_CONFIGS", "LEGACY_LAYER_TYPES", "UNVERIFIED",
@@ -112,6 +148,14 @@ class Family:
             ``[nope | rope]`` split, DeepSeek-V4).
         partial_rotary_factor: the family's default rotated fraction when the config has
             none (GLM 0.5, GPT-NeoX's ``rotary_pct`` 0.25); ``None`` means 1.
+        default_rope_partial: whether the family's ``"default"`` rope reads
+            ``partial_rotary_factor``. ``False`` where its rotary module's own
+            ``compute_default_rope_parameters`` builds frequencies over the whole head
+            (Llama's, copied into most families; DeepSeek's over the whole MLA rope slice)
+            although the config class moves a top-level factor into the RoPE dict: the
+            factor is then ignored (reported in ``LayerSpec.ignored``); the other rope
+            types (``ROPE_INIT_FUNCTIONS``) read it everywhere. Set from
+            ``_DEFAULT_ROPE_IGNORES_PARTIAL``.
         head_dim_key: the config key that holds the rotated head's width
             (``"qk_rope_head_dim"`` for MLA: the rope slice is a head of its own).
         full_head_dim: ``(key, key)`` whose sum is the whole q/k head when
@@ -148,11 +192,44 @@ class Family:
             offset (ModernBERT's ``local_attention`` is the full two-sided width).
         window_key: the config key of the window; ``None`` where the attention never
             receives it (Moshi stores ``sliding_window`` but passes ``None``).
+        window_every_layer: the model applies ``config[window_key]`` to every layer, not
+            only to the ``"sliding_attention"`` ones (MiniMax builds one sliding-window
+            mask for all layers from ``sliding_window`` although ``layer_types`` lists full
+            and linear-attention layers).
         rotary_dim_key: a top-level key that fixes the rotated width (GPT-J, CodeGen's
             ``rotary_dim``); other families ignore such a key.
+        hardcoded_base: the base of frequencies the modeling code builds whatever the
+            config's RoPE keys say (GPT-J and CodeGen's ``create_sinusoidal_positions``:
+            10000, no scaling); ``rope_theta`` and the RoPE dict are then ignored (reported
+            in ``LayerSpec.ignored``). ``None``: the config's RoPE keys are read.
+        default_rope_parameters: the RoPE dict the config class sets when a file has none
+            (``rope_parameters`` missing or null and no legacy ``rope_scaling``: Apertus's
+            ``llama3`` scaling, Ministral 3's YaRN), as ``((key, value), …)``; it carries
+            its own ``rope_theta``, so a top-level one is not read (the class only
+            ``setdefault``s it into the dict). Set from ``_CLASS_ROPE_DICTS``.
+        legacy_type_shadowed: the config class updates a default ``{"rope_type":
+            "default"}`` with a legacy ``rope_scaling`` dict (Gemma 3, Gemma 3n, OLMo 3,
+            ModernBERT's ``convert_rope_params_to_dict``), so a dict that spells its type
+            with the old ``type`` key keeps ``rope_type`` ``"default"``: no scaling (the
+            other keys are ignored, reported in ``LayerSpec.ignored``).
+        reads_rope_scaling: whether the config class turns a legacy ``rope_scaling`` into
+            the RoPE dict. ``False`` where it keeps ``rope_scaling`` as a plain field that
+            nothing reads (Cohere 2 MoE: ``Cohere2MoeConfig`` has no ``rope_parameters``
+            and its ``standardize_rope_params`` finds none): the default rope with
+            ``rope_theta``, ``rope_scaling`` reported in ``LayerSpec.ignored``.
+        top_level_rope: the top-level keys the config class moves into the RoPE dict
+            (the mixin's ``convert_rope_params_to_dict``: ``rope_theta`` and
+            ``partial_rotary_factor``). ``()`` where the class overrides it with a no-op
+            (Mellum, Laguna, MiMo-V2-Flash, Gemma 4: "no old-format rope_scaling"): only the
+            RoPE dict's own values count; Step 3.5 reads ``rope_theta`` but a per-layer
+            ``partial_rotary_factors`` list, never the singular key.
         attention_types: layer types beyond
             :data:`~posenc.hf_config.families.ATTENTION_TYPES` that rotate q and k (Zaya's
             ``"hybrid"`` layers).
+        mask_types: the layer types the model builds an attention mask for (its
+            ``causal_mask_mapping``), where that is not every type a config may list: a
+            listed type outside it is refused (Unlimited-OCR has no ``"sliding_attention"``
+            mask). ``None``: not restricted.
         nope_index_key: a config key listing the indices of layers without RoPE (Mllama's
             ``cross_attention_layers``).
         attention_index_key: a config key listing the indices of the attention layers of
@@ -204,6 +281,7 @@ class Family:
     layout: str = "half"
     channels: str = "leading"
     partial_rotary_factor: float | None = None
+    default_rope_partial: bool = True
     head_dim_key: str | None = None
     full_head_dim: tuple[str, str] | None = None
     layer_pattern: Every | AllLayers | str | None = None
@@ -217,8 +295,15 @@ class Family:
     window_offset: int = 0
     window_divisor: int = 1
     window_key: str | None = "sliding_window"
+    window_every_layer: bool = False
     rotary_dim_key: str | None = None
+    hardcoded_base: float | None = None
+    default_rope_parameters: tuple[tuple[str, object], ...] = ()
+    legacy_type_shadowed: bool = False
+    reads_rope_scaling: bool = True
+    top_level_rope: tuple[str, ...] = ("rope_theta", "partial_rotary_factor")
     attention_types: frozenset[str] = frozenset()
+    mask_types: frozenset[str] | None = None
     nope_index_key: str | None = None
     attention_index_key: str | None = None
     default_theta: float = 10_000.0
@@ -237,239 +322,11 @@ class Family:
     note: str = ""
 
 
-# --------------------------------------------------------------------------- one-family rules
-# Named functions that one record (or a few records sharing the rule) refers to: each mirrors
-# a few lines of the family's transformers 5.24 config class or attention forward, named in
-# its docstring. Translators (Family.translate) change a config.json dict in place the way
-# the config class's constructor does and leave an already-translated dict as it is; rope
-# rules (Family.rope_rule) map ``(config, layer_types, flags)`` to the layers that rotate.
-
-
-def _minimax_m2_rotary_dim(d: dict) -> None:
-    """``MiniMaxM2Config.convert_rope_params_to_dict``: a legacy top-level ``rotary_dim``
-    becomes ``partial_rotary_factor = rotary_dim / head_dim`` unless the file sets a
-    ``partial_rotary_factor`` itself (published MiniMax-M2 files carry ``rotary_dim``)."""
-    r = d.get("rotary_dim")
-    if r is not None and d.get("partial_rotary_factor") is None and d.get("head_dim"):
-        d["partial_rotary_factor"] = r / d["head_dim"]
-
-
-def _lfm2_full_attn_idxs(d: dict) -> None:
-    """``Lfm2Config.__post_init__``: without ``layer_types``, the layers listed in
-    ``full_attn_idxs`` (default: every layer) are ``"full_attention"`` and the others
-    ``"conv"`` (short convolutions: no positions)."""
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
-        idxs = d.get("full_attn_idxs")
-        full = set(range(n) if idxs is None else idxs)
-        d["layer_types"] = ["full_attention" if i in full else "conv" for i in range(n)]
-
-
-def _bamba_half_rotary(d: dict) -> None:
-    """``BambaConfig.__post_init__`` sets ``partial_rotary_factor = 0.5`` whatever the
-    file's top-level value ("hardcode for BC"); a RoPE dict's own factor still wins."""
-    d["partial_rotary_factor"] = 0.5
-
-
-def _cohere2_moe_prefix(d: dict) -> None:
-    """``Cohere2MoeConfig.__post_init__``: the first ``first_k_dense_replace`` layers
-    (popped, default 0) are dense-MLP layers whose pattern is
-    ``prefix_dense_sliding_window_pattern`` (default 1: every one global), the rest follow
-    ``sliding_window_pattern`` (default 4); ``mlp_layer_types`` marks the prefix ``"dense"``."""
-    n = d.get("num_hidden_layers")
-    if not isinstance(n, int) or isinstance(n, bool):
-        return
-    k = d.get("first_k_dense_replace") or 0
-    if d.get("layer_types") is None:
-        pre = d.get("prefix_dense_sliding_window_pattern", 1)
-        rest = d.get("sliding_window_pattern", 4)
-        d["layer_types"] = (
-            ["sliding_attention" if (i + 1) % pre else "full_attention" for i in range(k)]
-            + ["sliding_attention" if (i + 1) % rest else "full_attention"
-               for i in range(n - k)])
-    if d.get("mlp_layer_types") is None:
-        d["mlp_layer_types"] = ["dense" if i < k else "sparse" for i in range(n)]
-
-
-def _neomme_rope_per_type(d: dict) -> None:
-    """``NeoMMEConfig.convert_rope_params_to_dict``: one RoPE dict per layer type, its
-    ``rope_theta`` the top-level one or the class's per-type default (full 1e6, sliding
-    1e4) and its ``partial_rotary_factor`` the per-type default (full 0.25, sliding 1)."""
-    raw = d.get("rope_parameters") or d.get("rope_scaling") or {}
-    types = set(d.get("layer_types") or ())
-    if raw and not set(raw) <= types | {"full_attention", "sliding_attention"}:
-        raise ValueError(
-            "config['rope_parameters'] of model_type 'neomme' must be one dict per layer "
-            f"type ({sorted(types)}), as NeoMMEConfig builds it; got keys {sorted(raw)}")
-    theta = d.get("rope_theta")
-    bases = {"full_attention": 1_000_000.0, "sliding_attention": 10_000.0}
-    factors = {"full_attention": 0.25, "sliding_attention": 1.0}
-    nested = {k: dict(v) for k, v in raw.items()}
-    for lt in types:
-        p = nested.setdefault(lt, {})
-        p.setdefault("rope_type", "default")
-        p.setdefault("rope_theta", theta if theta is not None else bases.get(lt))
-        p.setdefault("partial_rotary_factor", factors.get(lt))
-    d.pop("rope_scaling", None)
-    d["rope_parameters"] = nested
-
-
-def _mistral4_mla_head(d: dict) -> None:
-    """``Mistral4Config.__post_init__``: ``head_dim = qk_nope_head_dim + qk_rope_head_dim``
-    (always), and ``partial_rotary_factor = qk_rope_head_dim / head_dim`` unless the RoPE
-    dict sets one: the rope slice is the trailing part of a whole head."""
-    nope, rope = d.get("qk_nope_head_dim", 64), d.get("qk_rope_head_dim", 64)
-    if isinstance(nope, int) and isinstance(rope, int):
-        d["head_dim"] = nope + rope
-        if d.get("partial_rotary_factor") is None:
-            d["partial_rotary_factor"] = rope / (nope + rope)
-
-
-def _head_dim_from_hidden(d: dict) -> None:
-    """``UnlimitedOcrTextConfig.__post_init__`` sets ``head_dim = hidden_size //
-    num_attention_heads`` whatever the file says."""
-    hidden, heads = d.get("hidden_size"), d.get("num_attention_heads")
-    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
-        d["head_dim"] = hidden // heads
-
-
-def _llama4_layer_types(d: dict) -> None:
-    """``Llama4TextConfig.__post_init__``: without ``layer_types``, a layer that rotates
-    (``no_rope_layers[i]``, default every 4th layer without) is ``"chunked_attention"``
-    when ``attention_chunk_size`` is set (default 8192), the others ``"full_attention"``."""
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is not None or not isinstance(n, int) or isinstance(n, bool):
-        return
-    flags = d.get("no_rope_layers")
-    if not flags:
-        every = d.get("no_rope_layer_interval") or 4
-        if not isinstance(every, int) or every < 1:
-            return  # left to the NoPE reader, which names the key
-        flags = [int((i + 1) % every != 0) for i in range(n)]
-    chunked = d.get("attention_chunk_size", 8192) is not None
-    d["layer_types"] = ["chunked_attention" if f and chunked else "full_attention"
-                        for f in flags]
-
-
-def _layer_theta_per_layer(d: dict) -> None:
-    """``GraniteSWAModel`` (and Granite-MoE-SWA): ``layer_rope_theta[i]`` is layer ``i``'s
-    base — one rotary module per distinct non-zero base, built from ``rope_parameters``
-    with that ``rope_theta`` — and 0 means no positions (:func:`_nope_where_theta_zero`);
-    without the list every layer has the global base. Written as per-layer overrides of
-    the RoPE dict (``per_layer_config``)."""
-    thetas = d.get("layer_rope_theta")
-    if not isinstance(thetas, list):
-        return
-    key = "rope_scaling" if d.get("rope_scaling") else "rope_parameters"
-    base = d.get(key) or {}
-    if any(isinstance(v, dict) for v in base.values()):
-        raise ValueError("config['layer_rope_theta'] with a per-layer-type RoPE dict: posenc "
-                         "does not know which base such a layer gets")
-    per = {int(k): dict(v) for k, v in (d.get("per_layer_config") or {}).items()}
-    for i, theta in enumerate(thetas):
-        if theta:
-            per.setdefault(i, {})[key] = {**base, "rope_theta": theta}
-    d["per_layer_config"] = per
-
-
-def _nope_where_theta_zero(d: dict, types: list, flags: list, thetas=None) -> list:
-    """Granite-SWA: the model passes no position embeddings to a layer whose
-    ``layer_rope_theta`` is 0 (``GraniteSWAModel.forward``)."""
-    n = len(types)
-    thetas = d.get("layer_rope_theta") if thetas is None else thetas
-    if thetas is None:
-        return flags
-    if len(thetas) < n:
-        raise ValueError(f"config['layer_rope_theta'] has {len(thetas)} entries for {n} layers")
-    return [f and bool(t) for f, t in zip(flags, thetas[:n], strict=True)]
-
-
-def _muse_nope_layers(d: dict, types: list, flags: list) -> list:
-    """Muse Glimmer / Spark: the model passes no position embeddings to a layer whose
-    ``layer_rope_theta`` is 0 (``MuseGlimmerModel.forward``); without the list the config
-    class puts 0 on every 4th layer counting from the last (``MuseGlimmerConfig`` and
-    ``MuseSparkConfig.__post_init__``); a non-zero entry only switches RoPE on."""
-    n = len(types)
-    thetas = d.get("layer_rope_theta")
-    if thetas is None:
-        thetas = [0 if (n - 1 - i) % 4 == 0 else 1 for i in range(n)]
-    return _nope_where_theta_zero(d, types, flags, thetas)
-
-
-def _qwen2_window_layers(d: dict) -> None:
-    """``Qwen2Config.__post_init__`` (Qwen3, Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni text alike):
-    ``sliding_window`` is kept only with ``use_sliding_window`` (default false), and without
-    ``layer_types`` layer ``i`` is ``"sliding_attention"`` iff a window is kept and
-    ``i >= max_window_layers`` (the class default is in :attr:`Family.defaults`)."""
-    if not d.get("use_sliding_window", False):
-        d["sliding_window"] = None
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
-        first = d.get("max_window_layers")
-        window = d.get("sliding_window") is not None and isinstance(first, int)
-        d["layer_types"] = ["sliding_attention" if window and i >= first else "full_attention"
-                            for i in range(n)]
-
-
-def _qwen2_moe_window_layers(d: dict) -> None:
-    """``Qwen2MoeConfig.__post_init__``: ``sliding_window`` is kept only with
-    ``use_sliding_window`` (else 0), and without ``layer_types`` layer ``i`` is
-    ``"sliding_attention"`` iff ``(i + 1) % 2``, ``i < max_window_layers`` and
-    ``use_sliding_window``."""
-    use = bool(d.get("use_sliding_window", False))
-    if not use:
-        d["sliding_window"] = 0
-    n = d.get("num_hidden_layers")
-    if d.get("layer_types") is None and isinstance(n, int) and not isinstance(n, bool):
-        last = d.get("max_window_layers")
-        d["layer_types"] = [
-            "sliding_attention" if use and (i + 1) % 2 and isinstance(last, int) and i < last
-            else "full_attention" for i in range(n)]
-
-
-def _zamba2_mem_rope(d: dict, types: list, flags: list) -> list:
-    """``Zamba2Attention.forward`` rotates only ``if self.config.use_mem_rope`` (default
-    false)."""
-    return flags if d.get("use_mem_rope", False) else [False] * len(flags)
-
-
-def _rope_if_embedding_type_rope(d: dict, types: list, flags: list) -> list:
-    """``GraniteMoeHybridModel.__init__`` builds its rotary module only when
-    ``position_embedding_type == "rope"`` (default ``None``; Granite-4.0-H files say
-    ``"nope"``); otherwise its attention layers get no positions."""
-    return flags if d.get("position_embedding_type") == "rope" else [False] * len(flags)
-
-
-def _global_rope_without_window(d: dict, types: list, flags: list) -> list:
-    """EXAONE 4, EXAONE-MoE, Kolibri: ``if self.sliding_window is None or self.is_sliding``
-    — with a null ``sliding_window`` the global layers rotate too."""
-    if d.get("sliding_window") is not None:
-        return flags
-    return [f or t == "full_attention" for f, t in zip(flags, types, strict=True)]
-
-
-def _rope_only_with_window(d: dict, types: list, flags: list) -> list:
-    """Cohere 2, Flint: ``if self.sliding_window is not None`` (the layer's window, set on
-    sliding layers only) — with a null ``sliding_window`` no layer rotates."""
-    return flags if d.get("sliding_window") is not None else [False] * len(flags)
-
-
-def _cohere2_moe_rope(d: dict, types: list, flags: list) -> list:
-    """``Cohere2MoeAttention``: ``if self.sliding_window is not None or self.force_rope``,
-    with ``force_rope`` on dense-prefix layers (``mlp_layer_types[i] == "dense"``) when
-    ``prefix_dense_sliding_window_pattern == 1`` — those global layers rotate."""
-    window = d.get("sliding_window") is not None
-    mlp = list(d.get("mlp_layer_types") or ())
-    mlp += ["sparse"] * (len(types) - len(mlp))
-    force = d.get("prefix_dense_sliding_window_pattern", 1) == 1
-    return [(f and window) or (force and m == "dense")
-            for f, m in zip(flags, mlp[:len(types)], strict=True)]
-
-
 _MLA = Family(layout="interleaved", channels="trailing", head_dim_key="qk_rope_head_dim",
               full_head_dim=("qk_nope_head_dim", "qk_rope_head_dim"))
 _INTERLEAVED = Family(layout="interleaved")
 _GEMMA3 = Family(layer_pattern=Every("sliding_window_pattern", 6, 0, "sliding_attention"),
+                 legacy_type_shadowed=True,
                  flat_rope_types=frozenset({"full_attention"}),
                  type_bases=(TypeBase("sliding_attention", "rope_local_base_freq", 10_000.0),
                               TypeBase("full_attention", "rope_theta", 1_000_000.0)))
@@ -502,12 +359,28 @@ _RECORDS: dict[str, Family] = {
         "gte": 1.6e5, "hy_v3": 11_158_840.0, "hyperclovax": 1e4, "idefics": 1e4,
         "jais2": 1e4, "jina_embeddings_v3": 2e4, "llama": 1e4,
         "mistral": 1e4, "mixtral": 1e6, "molmo2_text": 1e4, "nomic_bert": 1e3,
-        "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4, "paddleocr_vl_text": 5e5,
-        "persimmon": 1e4, "phi": 1e4, "qwen3_moe": 1e4, "qwen3_vl_moe_text": 5e5,
-        "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6, "stablelm": 1e4,
-        "starcoder2": 1e4, "step3p5": 1e4, "timesfm2_5": 1e4,
+        "olmo": 1e4, "olmo2": 1e4, "olmoe": 1e4,
+        "qwen3_vl_text": 5e5, "seed_oss": 1e4, "solar_open": 1e6,
+        "starcoder2": 1e4, "timesfm2_5": 1e4,
         "voxtral_realtime_text": 1e4,
     }.items()},
+    # PaddleOCRTextConfig sets no layer_types and its attention windows only layers listed
+    # "sliding_attention": without the list no layer has a window
+    "paddleocr_vl_text": Family(default_theta=5e5, layer_pattern=AllLayers("full_attention")),
+    # Qwen3MoeConfig.__post_init__ keeps sliding_window (default 4096) only with
+    # use_sliding_window (default false); every layer then slides
+    "qwen3_moe": Family(translate=_window_only_with_switch),
+    # Qwen3VLMoeTextConfig.__post_init__: self.sliding_window = None, whatever the file says
+    "qwen3_vl_moe_text": Family(default_theta=5e5, window_key=None),
+    # Step3p7TextConfig rebuilds its RoPE dicts as {"rope_type": "default", …} updated with
+    # a legacy rope_scaling on full attention (an old "type" is shadowed)
+    "step3p5": Family(default_theta=1e4, legacy_type_shadowed=True,
+                      flat_rope_types=_NOPE_FULL),
+    # PersimmonConfig, PhiConfig, StableLmConfig.__post_init__:
+    # kwargs.setdefault("partial_rotary_factor", 0.5 / 0.5 / 0.25)  # assign default for BC
+    "persimmon": Family(partial_rotary_factor=0.5),
+    "phi": Family(partial_rotary_factor=0.5),
+    "stablelm": Family(partial_rotary_factor=0.25),
     # Phi3Config / Phi4MultimodalConfig rename the first releases' "su" and "yarn"
     **{name: Family(rope_type_aliases=(("su", "longrope"), ("yarn", "longrope")))
        for name in ("phi3", "phi4_multimodal")},
@@ -528,8 +401,9 @@ _RECORDS: dict[str, Family] = {
     "minicpm3": Family(head_dim_key="qk_rope_head_dim"),
     # --- sliding / full patterns ---------------------------------------------------------
     **{name: Family(layer_pattern="listed") for name in (
-        "laguna", "mellum", "mimo_v2_flash", "vaultgemma",
+        "laguna", "mellum", "vaultgemma",
     )},
+    "mimo_v2_flash": Family(layer_pattern="listed", translate=_mimo_window_size),
     # a base per layer (0: no positions), decided by the model, not the attention
     **{name: Family(layer_pattern="listed", translate=_layer_theta_per_layer,
                     rope_rule=_nope_where_theta_zero)
@@ -539,37 +413,41 @@ _RECORDS: dict[str, Family] = {
     "cwm": Family(layer_pattern="listed", default_theta=1e6),
     "gemma3n_text": replace(_GEMMA3, layer_pattern="listed"),
     "modernbert-decoder": Family(
+        legacy_type_shadowed=True, translate=_modernbert_decoder_window,
         layer_pattern=Every("global_attn_every_n_layers", 3, -1, "sliding_attention"),
-        window_key="local_attention", window_divisor=2,
         type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
                      TypeBase("full_attention", "global_rope_theta", 160_000.0))),
     "gemma2": Family(layer_pattern=Every(None, 2, 0, "sliding_attention")),
     "gemma3_text": _GEMMA3,
     **{name: Family(layer_pattern=Every(None, 6, 0, "sliding_attention"),
-                    last_layer_full=True,
-                    type_head_dim=(TypeHeadDim("full_attention", "global_head_dim", 512),))
+                    last_layer_full=True, translate=_gemma4_global_head_dim)
        for name in ("gemma4_text", "gemma4_unified_text")},
     "gpt_oss": Family(layer_pattern=Every(None, 2, 0, "sliding_attention"),
                       default_theta=150_000.0),
     "olmo3": Family(layer_pattern=Every(None, 4, 0, "sliding_attention"),
+                    legacy_type_shadowed=True,
                     flat_rope_types=_NOPE_FULL, default_theta=5e5),
-    "modernbert": Family(layer_pattern=Every("global_attn_every_n_layers", 3, -1,
+    "modernbert": Family(legacy_type_shadowed=True, translate=_modernbert_local_attention,
+                         layer_pattern=Every("global_attn_every_n_layers", 3, -1,
                                         "sliding_attention"), window_key="local_attention",
                          window_divisor=2, window_offset=1,
                          type_bases=(TypeBase("sliding_attention", "local_rope_theta", 10_000.0),
                                       TypeBase("full_attention", "global_rope_theta", 160_000.0))),
     "ultrabert": Family(layer_pattern="listed", window_offset=1),
-    "neomme": Family(layer_pattern="listed", window_offset=1, translate=_neomme_rope_per_type),
+    "neomme": Family(layer_pattern="listed", window_offset=1, translate=_neomme_translate),
     "moshi": Family(window_key=None,
                     note="config.sliding_window is stored on the attention module but the "
                          "attention function receives None (eager and masks: causal)"),
     # --- NoPE layers ---------------------------------------------------------------------
     "smollm3": Family(nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4),
+                      translate=_smollm3_layer_types,
                       default_theta=2e6),
     "cohere2": Family(layout="interleaved", nope_types=_NOPE_FULL,
                       layer_pattern=Every("sliding_window_pattern", 4, 0,
                                      "sliding_attention"), rope_rule=_rope_only_with_window),
+    # Cohere2MoeConfig keeps rope_scaling as a field that nothing reads
     "cohere2_moe": Family(layout="interleaved", nope_types=_NOPE_FULL, layer_pattern="listed",
+                          reads_rope_scaling=False,
                           translate=_cohere2_moe_prefix, rope_rule=_cohere2_moe_rope),
     "exaone4": _SLIDING_NOPE_GLOBAL,
     "exaone_moe": _SLIDING_NOPE_GLOBAL,
@@ -581,7 +459,8 @@ _RECORDS: dict[str, Family] = {
     "kolibri1": Family(nope_types=_NOPE_FULL,
                        layer_pattern=Every(None, 5, 0, "sliding_attention"),
                        rope_rule=_global_rope_without_window),
-    "mllama_text_model": Family(nope_index_key="cross_attention_layers", default_theta=5e5),
+    "mllama_text_model": Family(nope_index_key="cross_attention_layers", default_theta=5e5,
+                                translate=_mllama_cross_layers),
     "llama4_text": Family(layout="interleaved",
                           nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4),
                           query_temperature=True, default_theta=5e5,
@@ -604,29 +483,37 @@ _RECORDS: dict[str, Family] = {
                                             "linear_attention")),
     "olmo_hybrid": Family(nope_types=_LINEAR,
                           layer_pattern=Every(None, 4, 0, "linear_attention")),
+    # MiniMaxModel builds one sliding-window mask for every layer from config.sliding_window
+    # (and its attention passes the window) whatever layer_types says
     "minimax": Family(nope_types=_LINEAR, layer_pattern=Every(None, 2, 1,
                                                          "linear_attention"),
-                      default_theta=1e6),
+                      default_theta=1e6, window_every_layer=True),
     "lara_mini": Family(nope_types=_LINEAR, layer_pattern="listed"),
     "bamba": Family(nope_types=_LINEAR, translate=_bamba_half_rotary,
                     attention_index_key="attn_layer_indices"),
     "granitemoehybrid": Family(nope_types=_LINEAR, layer_pattern="listed",
                                aliases=(("layer_types", "layers_block_type"),),
                                rope_rule=_rope_if_embedding_type_rope),
+    # RecurrentGemmaConfig.attribute_map: a file's "sliding_window" is attention_window_size
     "recurrent_gemma": Family(nope_types=_LINEAR, partial_rotary_factor=0.5,
                               window_key="attention_window_size",
+                              aliases=(("attention_window_size", "sliding_window"),),
                               block_types_key=BlockTypes("block_types", (
                                   ("recurrent", "linear_attention"),
                                   ("attention", "sliding_attention")))),
     "lfm3": Family(nope_types=frozenset({"conv"}), layer_pattern="listed", default_theta=1e6),
     # Zamba2Config renames a "mamba" block to "linear_attention"
     "zamba2": Family(nope_types=_LINEAR, attention_types=_HYBRID, rope_rule=_zamba2_mem_rope,
+                     translate=_zamba2_layer_types,
                      block_types_key=BlockTypes("layers_block_type", (
                          ("linear_attention", "linear_attention"), ("hybrid", "hybrid"),
                          ("mamba", "linear_attention")))),
     "zaya": Family(attention_types=_HYBRID, layer_pattern="listed"),
+    # UnlimitedOcrTextModel.forward's causal_mask_mapping has these two keys only
     "unlimited_ocr_text": Family(attention_types=frozenset({"reference_sliding_attention"}),
-                                 layer_pattern="listed", translate=_head_dim_from_hidden),
+                                 layer_pattern="listed", translate=_head_dim_from_hidden,
+                                 mask_types=frozenset({"full_attention",
+                                                       "reference_sliding_attention"})),
     # --- interleaved pairs -----------------------------------------------------------------
     "cohere": replace(_INTERLEAVED, default_theta=5e5),
     "ernie4_5": replace(_INTERLEAVED, default_theta=5e5),
@@ -638,12 +525,15 @@ _RECORDS: dict[str, Family] = {
     "glm4": Family(layout="interleaved", partial_rotary_factor=0.5),
     # GLM-4-MoE pairs halves (its apply_rotary_pos_emb uses rotate_half), unlike GLM-4
     "glm4_moe": Family(partial_rotary_factor=0.5),
-    "gptj": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
-    "codegen": Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS),
+    # GPT-J, CodeGen: create_sinusoidal_positions(max_positions, rotary_dim) hard-codes
+    # base 10000 and no scaling; the config class keeps any RoPE keys but nothing reads them
+    **{name: Family(layout="interleaved", rotary_dim_key="rotary_dim", aliases=_GPT2_KEYS,
+                    hardcoded_base=10_000.0) for name in ("gptj", "codegen")},
     # --- MLA: a decoupled rope slice at the end of each head ------------------------------
     "deepseek_v2": _MLA,
     "deepseek_v3": _MLA_SWITCH,
-    "glm4_moe_lite": _MLA_SWITCH,
+    # Glm4MoeLiteConfig.attribute_map: a config.json "head_dim" is qk_rope_head_dim
+    "glm4_moe_lite": replace(_MLA_SWITCH, aliases=(("qk_rope_head_dim", "head_dim"),)),
     "youtu": _MLA_SWITCH,
     "axk1": _MLA_SWITCH,
     # --- DeepSeek sparse attention (an indexer picks the keys; MLA rope slice) ------------
@@ -656,7 +546,7 @@ _RECORDS: dict[str, Family] = {
         attention_types=frozenset({"indexed_attention"}), layer_pattern="listed",
         nope_flags=NopeFlags("no_rope_layers", "no_rope_layer_interval", 4)),
     # --- partial rotation ----------------------------------------------------------------
-    "gpt_neox": Family(partial_rotary_factor=0.25),
+    "gpt_neox": Family(partial_rotary_factor=0.25, translate=_gpt_neox_one_head_size),
     "ministral": Family(),
     "minimax_m3_vl_text": Family(default_theta=5e6),
     # --- scaling rules of their own ----------------------------------------------------------
@@ -709,64 +599,12 @@ _RECORDS: dict[str, Family] = {
                             "transformers"),
 }
 
-#: The config classes' defaults for position keys a config.json may leave out, where they
-#: are not what posenc would otherwise derive (``hidden_size // num_attention_heads``, no
-#: window): ``model_type -> ((key, value), …)``, merged into each record's
-#: :attr:`Family.defaults`. Read from each class's dataclass field (transformers 5.24);
-#: ``tests/test_hf_config.py`` checks every record against its class, key by key.
-_CLASS_DEFAULTS: dict[str, tuple[tuple[str, object], ...]] = {
-    **{mt: (("qk_nope_head_dim", 128), ("qk_rope_head_dim", 64)) for mt in (
-        "axk1", "bailing_hybrid", "deepseek_v2", "deepseek_v3", "deepseek_v32", "youtu")},
-    **{mt: (("qk_nope_head_dim", 192), ("qk_rope_head_dim", 64)) for mt in (
-        "glm4_moe_lite", "glm_moe_dsa")},
-    "axk2": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 32)),
-    "mistral_large4_text": (("qk_nope_head_dim", 64), ("qk_rope_head_dim", 64)),
-    "minicpm3": (("qk_rope_head_dim", 32),),
-    **{mt: (("head_dim", 128),) for mt in (
-        "cosmos3_edge_text", "ernie4_5", "glm", "glm4", "helium", "hy_v3", "laguna",
-        "mellum", "minimax_m2", "minimax_m3_vl_text", "ministral3",
-        "molmo2_text", "paddleocr_vl_text", "qwen3_vl_text", "seed_oss",
-        "solar_open", "step3p5", "zaya")},
-    **{mt: (("head_dim", 256),) for mt in (
-        "gemma", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")},
-    "timesfm2_5": (("head_dim", 80),),
-    "llama4_text": (("head_dim", 128), ("attention_chunk_size", 8192)),
-    # the Qwen2 family: the window and the first windowed layer (_qwen2_window_layers)
-    "qwen2": (("sliding_window", 4096), ("max_window_layers", 28)),
-    "qwen3": (("head_dim", 128), ("sliding_window", 4096), ("max_window_layers", 28)),
-    "qwen2_5_omni_text": (("sliding_window", 32768), ("max_window_layers", 28)),
-    "qwen2_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
-    "qwen2_5_vl_text": (("sliding_window", 4096), ("max_window_layers", 80)),
-    "qwen2_moe": (("sliding_window", 4096), ("max_window_layers", 28)),
-    **{mt: (("sliding_window", 4096),) for mt in (
-        "cohere2", "exaone4", "exaone_moe", "ministral", "mistral", "olmo3",
-        "voxtral_realtime_text")},
-    **{mt: (("sliding_window", 128),) for mt in (
-        "granite_swa", "granitemoe_swa", "ultrabert", "unlimited_ocr_text")},
-    "afmoe": (("head_dim", 128), ("sliding_window", 1024)),
-    "cohere2_moe": (("head_dim", 128), ("sliding_window", 4096)),
-    "cwm": (("head_dim", 128), ("sliding_window", 8192)),
-    "flint": (("head_dim", 128), ("sliding_window", 513)),
-    "gemma2": (("head_dim", 256), ("sliding_window", 4096)),
-    "gemma3_text": (("head_dim", 256), ("sliding_window", 4096)),
-    "gemma3n_text": (("head_dim", 256), ("sliding_window", 512)),
-    "gemma4_text": (("head_dim", 256), ("sliding_window", 512)),
-    "gemma4_unified_text": (("head_dim", 256), ("sliding_window", 1024)),
-    "gpt_oss": (("head_dim", 64), ("sliding_window", 128)),
-    "kolibri1": (("head_dim", 128), ("sliding_window", 513)),
-    "lara_mini": (("head_dim", 128), ("sliding_window", 512)),
-    "lfm3": (("head_dim", 128), ("sliding_window", 256)),
-    "mimo_v2_flash": (("head_dim", 192), ("sliding_window", 129)),
-    "muse_glimmer_text": (("head_dim", 128), ("sliding_window", 2048)),
-    "muse_spark_text": (("head_dim", 64), ("sliding_window", 2048)),
-    "neomme": (("head_dim", 64), ("sliding_window", 256)),
-    "modernbert-decoder": (("local_attention", 128),),
-    "vaultgemma": (("head_dim", 256), ("sliding_window", 4096)),
-}
-
 #: ``model_type`` -> :class:`Family`. Families not listed are refused by name.
 FAMILIES: MappingProxyType[str, Family] = MappingProxyType({
-    mt: replace(rec, defaults=_CLASS_DEFAULTS[mt]) if mt in _CLASS_DEFAULTS else rec
+    mt: replace(rec, defaults=_CLASS_DEFAULTS.get(mt, rec.defaults),
+                default_rope_partial=mt not in _DEFAULT_ROPE_IGNORES_PARTIAL,
+                default_rope_parameters=tuple(_CLASS_ROPE_DICTS.get(mt, {}).items()),
+                top_level_rope=_TOP_LEVEL_ROPE.get(mt, rec.top_level_rope))
     for mt, rec in _RECORDS.items()
 })
 

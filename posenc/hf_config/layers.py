@@ -206,7 +206,8 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
         w = di.get(fam.window_key) if fam.window_key else None
         if w is not None:
             w = check_int(f"config[{fam.window_key!r}]", w, minimum=0) // fam.window_divisor
-        sw = w + fam.window_offset if lt == "sliding_attention" and w else None
+        windowed = lt == "sliding_attention" or fam.window_every_layer
+        sw = w + fam.window_offset if windowed and w else None
         chunk = None
         if lt == "chunked_attention" and di.get("attention_chunk_size") is not None:
             chunk = check_int("config['attention_chunk_size']", di["attention_chunk_size"],
@@ -225,7 +226,9 @@ def layer_specs(config, *, seq_len: int | None = None, dtype=torch.float32) -> l
             inv, att = rope_from_config(di, layer_type=lt_arg, seq_len=seq_len, dtype=dtype)
             cache[key] = (p, inv, att)
         p, inv, att = cache[key]
-        channels = "spread" if p["rope_type"] == "proportional" else fam.channels
+        channels = fam.channels
+        if p["rope_type"] == "proportional" and fam.channels == "leading":
+            channels = "spread"  # on an MLA rope slice it spreads over the slice's pairs
         specs.append(LayerSpec(
             lt, True, inv, att, sw, None,
             head_dim=p["full_head_dim"] or _type_head_dim(di, fam, lt),

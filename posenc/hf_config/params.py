@@ -22,12 +22,17 @@ What is read, in ``transformers``' order of precedence:
   ``rope_type`` or its old name ``type``, with the family's legacy names
   (``Family.rope_type_aliases``: ``"su"`` and ``"yarn"`` mean ``"longrope"`` in Phi-3
   configs; ``"mrope"`` means the default 1-D frequencies in Qwen2-VL's);
-* ``rope_theta``: the RoPE dict, then the top level, then ``rotary_emb_base`` (GPT-NeoX),
+* ``rope_theta``: the RoPE dict (the class's own when a file has none:
+  :attr:`Family.default_rope_parameters`), then the top level, then ``rotary_emb_base``
+  (GPT-NeoX; GPT-J and CodeGen hard-code 10000: :attr:`Family.hardcoded_base`),
   then the config class's default (:attr:`Family.default_theta`: 10000 unless the class
   says otherwise; Gemma 3: 1e6 global, ``rope_local_base_freq`` or 1e4 local);
 * the rotated width: ``rotary_dim`` at the top level (GPT-J, CodeGen), else
   ``int(head_dim · partial_rotary_factor)`` with the factor from the RoPE dict, the top
-  level, or ``rotary_pct`` (GPT-NeoX, default 0.25 there; 1 elsewhere);
+  level (where the config class moves it: :attr:`Family.top_level_rope`), or
+  ``rotary_pct`` (GPT-NeoX, default 0.25 there; 1 elsewhere) — except that most families'
+  ``"default"`` rope never reads the factor (:attr:`Family.default_rope_partial`; the key
+  is then reported as ignored);
 * ``head_dim``: ``qk_rope_head_dim`` (DeepSeek's rotary part), else ``head_dim``, else
   ``hidden_size // num_attention_heads``;
 * ``original_max_position_embeddings`` (yarn, longrope, llama3): the top level first (Phi-3
@@ -70,13 +75,29 @@ ROPE_KEYS = frozenset({
 })
 
 
+#: Why a family's ``"default"`` rope ignores ``partial_rotary_factor``
+#: (:attr:`Family.default_rope_partial`).
+_IGNORED_PARTIAL = ("the family's default rope (its compute_default_rope_parameters) builds "
+                    "frequencies over the whole head; only the other rope types read it")
+#: Why a family with :attr:`Family.hardcoded_base` ignores the config's RoPE keys.
+_HARDCODED = ("the family's rotary module hard-codes its base and no scaling "
+              "(create_sinusoidal_positions); nothing reads this key")
+#: Why a legacy ``rope_scaling`` that names its type ``type`` is ignored
+#: (:attr:`Family.legacy_type_shadowed`).
+_SHADOWED = ("the config class updates a default {'rope_type': 'default'} with the legacy "
+             "rope_scaling, so its old 'type' key is shadowed: the layers get no scaling")
+#: Why a family with :attr:`Family.reads_rope_scaling` false ignores ``rope_scaling``.
+_UNREAD_SCALING = ("the config class keeps rope_scaling as a plain field that its "
+                   "standardize_rope_params never reads: the layers get the default rope")
 
 # --------------------------------------------------------------------------- plumbing
 
 
-def _rope_source(d: dict) -> tuple[str, dict]:
-    """``(key name, RoPE dict)``: ``rope_scaling`` if non-empty, else ``rope_parameters``."""
-    for key in ("rope_scaling", "rope_parameters"):
+def _rope_source(d: dict, fam=None) -> tuple[str, dict]:
+    """``(key name, RoPE dict)``: ``rope_scaling`` if non-empty (and the family's class
+    reads it: :attr:`Family.reads_rope_scaling`), else ``rope_parameters``."""
+    keys = ("rope_scaling", "rope_parameters")
+    for key in keys if fam is None or fam.reads_rope_scaling else keys[1:]:
         value = d.get(key)
         if value is None or (isinstance(value, Mapping) and not value):
             continue
@@ -103,9 +124,9 @@ def _per_type(d: dict) -> tuple[str, dict, bool]:
     a base per type read from its own key (:attr:`Family.type_bases`: Gemma 3, ModernBERT),
     or a head width per type (:attr:`Family.type_head_dim`: Gemma 4).
     """
-    key, raw = _rope_source(d)
-    nested = _nested(d, raw)
     fam = family(str(d.get("model_type", "")))
+    key, raw = _rope_source(d, fam)
+    nested = _nested(d, raw)
     if nested and fam.type_bases:  # a per-type dict without a base takes the type's own
         raw = {lt: dict(v) if isinstance(v, Mapping) else v for lt, v in raw.items()}
         for lt, k, default in fam.type_bases:
@@ -227,6 +248,8 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
     model_type = str(d.get("model_type", ""))
     fam = family(model_type)
     ignored = tuple((k, why) for k, why in fam.ignored_keys if k in p)
+    if not fam.reads_rope_scaling and d.get("rope_scaling"):
+        ignored += (("rope_scaling", _UNREAD_SCALING),)
     known = ROPE_KEYS | {k for k, _ in fam.ignored_keys}
     if fam.query_scale_key:
         known = known | {fam.query_scale_key}
@@ -240,6 +263,15 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
             f"{where} has unknown key(s) {unknown} for model_type {model_type!r}; allowed: "
             f"{sorted(known)}"
         )
+    if fam.hardcoded_base is not None:  # GPT-J, CodeGen: nothing reads the RoPE keys
+        loose = ["rope_theta"] if d.get("rope_theta") is not None and "rope_theta" not in p \
+            else []
+        ignored += tuple((k, _HARDCODED) for k in [*sorted(p), *loose])
+        p = {"rope_theta": fam.hardcoded_base}
+    if fam.legacy_type_shadowed and key == "rope_scaling" and "rope_type" not in p:
+        # Gemma 3, OLMo 3 …: {"rope_type": "default"}.update(rope_scaling) keeps "default"
+        ignored += tuple((k, _SHADOWED) for k in sorted(p) if k != "rope_theta")
+        p = {k: v for k, v in p.items() if k == "rope_theta"}
     rope_type = p.get("rope_type", p.get("type", "default"))
     rope_type = dict(fam.rope_type_aliases).get(rope_type, rope_type)  # Phi-3's "su" …
     if rope_type not in scaling.ROPE_TYPES:
@@ -248,12 +280,13 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
             f"{rope_type!r}"
         )
 
+    top = {k: d[k] for k in fam.top_level_rope if k in d}  # Mellum …: the RoPE dict only
     theta = p.get("rope_theta")
     if theta is None:
-        theta = d.get("rope_theta", d.get("rotary_emb_base", fam.default_theta))
+        theta = top.get("rope_theta", d.get("rotary_emb_base", fam.default_theta))
     prf = p.get("partial_rotary_factor")
     if prf is None:
-        prf = d.get("partial_rotary_factor")
+        prf = top.get("partial_rotary_factor")
     if prf is None:
         prf = d.get("rotary_pct")
     if prf is None:
@@ -261,6 +294,10 @@ def rope_parameters(config, *, layer_type: str | None = None) -> dict:
     prf = _number(where, "partial_rotary_factor", prf)
     if not 0.0 < prf <= 1.0:
         raise ValueError(f"{where}['partial_rotary_factor'] must be in (0, 1], got {prf:g}")
+    if rope_type == "default" and not fam.default_rope_partial and prf != 1.0:
+        # the family's compute_default_rope_parameters spans the whole head (Llama's)
+        ignored += (("partial_rotary_factor", _IGNORED_PARTIAL),)
+        prf = 1.0
     head_dim = _head_dim(d, fam, layer_type)
     if rope_type == "proportional":
         rotary_dim = 2 * int(prf * head_dim // 2)
