@@ -10,8 +10,9 @@ worker gets and in which order:
   run in order, in one kernel) together with that notebook's figure check (which reuses
   nbval's outputs, ``tests/test_figures.py``); the site build with the browser and PDF
   checks (one build, one worker); the family and key sweeps of ``transformers`` and the
-  atlas page (``test_hf_sweep.py``, ``test_hf_keys.py``, ``test_atlas.py``: the second
-  starts from the first's results, all three share the imported modeling modules);
+  atlas page (``test_hf_sweep.py``, ``test_hf_keys.py``, ``test_hf_published.py``,
+  ``test_atlas.py``: the key sweep starts from the family sweep's results, all four share
+  the imported modeling modules);
   every other test file as a whole (its module fixtures run once). Without this file,
   plain ``loadscope`` still keeps each notebook and each test file on one worker.
 * :func:`pytest_collection_modifyitems` orders the collection so that the longest units
@@ -34,10 +35,11 @@ import pytest
 #: of work, so the site is built once and checked by one worker.
 SITE_FILES = ("test_book_build.py", "test_browser.py", "test_pdf.py")
 SITE_UNIT = "site"
-#: The family sweep, the key sweep and the atlas page: one unit of work, so the key sweep
-#: reuses the family sweep's outcomes, and all three the imported modeling modules (every
-#: one imported once per run).
-HF_SWEEP_FILES = ("test_hf_sweep.py", "test_hf_keys.py", "test_atlas.py")
+#: The family sweep, the key sweep, the published configs and the atlas page: one unit of
+#: work, so the key sweep reuses the family sweep's outcomes, and all four the imported
+#: modeling modules (every one imported once per run).
+HF_SWEEP_FILES = ("test_hf_sweep.py", "test_hf_keys.py", "test_hf_published.py",
+                  "test_atlas.py")
 HF_SWEEP_UNIT = "hf-sweeps"
 #: Files whose module-scoped fixtures run a study: queued right after the site, so the
 #: longest units of work start early and the workers finish together.

@@ -20,6 +20,7 @@ spec.loader.exec_module(layout)
     ("tests/test_book_build.py::test_build_has_zero_warnings", "site", True),
     ("tests/test_hf_keys.py::test_key_sweep", "hf-sweeps", True),
     ("tests/test_atlas.py::test_atlas_page_is_not_stale", "hf-sweeps", True),
+    ("tests/test_hf_published.py::test_x", "hf-sweeps", True),
     ("book/04_rope.ipynb::Cell 3", "nb-04_rope", True),
     ("tests/test_figures.py::test_committed_figures_match_a_fresh_run[04_rope.ipynb]",
      "nb-04_rope", True),
