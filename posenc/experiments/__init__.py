@@ -7,7 +7,7 @@
 
 One idea per module: ``config`` (the variants and :class:`StudyConfig`), ``corpus``,
 ``training`` (training, fine-tunes, evaluation-time changes), ``evaluation`` (scored spans and
-protocols), ``probe`` (far-context retrieval), ``intervals`` (span × seed bootstrap),
+protocols), ``probe`` (far-context retrieval), ``intervals`` (span × seed intervals),
 ``verdicts`` (the three-way rule and the claims), ``results`` (the file and summaries),
 ``study`` (the run), ``tuning`` (the learning rate) and ``cli``. Every public name is
 importable from ``posenc.experiments``.
@@ -39,9 +39,11 @@ et al.'s (2022) two protocols, each on its own fixed spans, one span per validat
   bytes of context (a cheaper form of sliding by one token, where every token sees
   ``n − 1``). This is the primary protocol of the verdicts (:data:`PRIMARY_PROTOCOL`).
 
-Scores are stored per span; every difference gets a paired span × seed bootstrap interval
-(:func:`paired_interval`) and every claim the three-way verdict of :func:`verdict`
-(*holds* / *fails* only when the interval clears :data:`MARGIN`, *undecided* otherwise).
+Scores are stored per span; every difference gets a paired span × seed interval
+(:func:`paired_interval`: a random-effects seed × span interval with a Cochran–Cox
+critical value, :func:`crossed_interval`, whose coverage a test simulates) and every
+claim the three-way verdict of :func:`verdict` (*holds* / *fails* only when the interval
+clears :data:`MARGIN`, *undecided* otherwise).
 The mean loss at each position inside the longest non-overlapping window is kept (binned).
 
 **Variants** (:data:`VARIANTS`) are evaluation-time changes of a trained model — the
@@ -74,7 +76,16 @@ from .cli import main as main
 from .config import StudyConfig
 from .corpus import corpus_files, load_corpus, sample_batch
 from .evaluation import eval_spans, evaluate
-from .intervals import bootstrap_interval, paired_interval, span_standard_error
+from .intervals import (
+    INTERVAL_METHODS,
+    bootstrap_interval,
+    crossed_interval,
+    crossed_variance,
+    paired_interval,
+    simulate_coverage,
+    span_standard_error,
+    t_quantile,
+)
 from .probe import far_context_probe, probe_distances, probe_gain, probe_starts, probe_windows
 from .results import (
     dumps_results,
@@ -147,6 +158,7 @@ __all__ = [
     "KERNEL_TOLERANCE_PATH",
     "LARGE",
     "LARGE_RESULTS_PATH",
+    "INTERVAL_METHODS",
     "LR_CANDIDATES",
     "LR_SWEEP_PATH",
     "MARGIN",
@@ -166,6 +178,8 @@ __all__ = [
     "check_claims",
     "claims_table",
     "corpus_files",
+    "crossed_interval",
+    "crossed_variance",
     "dumps_results",
     "eval_spans",
     "evaluate",
@@ -184,10 +198,12 @@ __all__ = [
     "probe_windows",
     "run_study",
     "sample_batch",
+    "simulate_coverage",
     "save_results",
     "span_matrix",
     "span_standard_error",
     "summarize",
+    "t_quantile",
     "train",
     "tune_lr",
     "verdict",
