@@ -628,7 +628,8 @@ def test_run_study_refuses_a_probe_that_does_not_fit():
 
 
 def _expected_rows(cfg, variants, *, lengths=None):
-    n = len(cfg.lengths if lengths is None else lengths) * len(cfg.seeds) * len(cfg.depths)
+    n = len(cfg.lengths if lengths is None else lengths) * sum(
+        len(cfg.seeds_for(d)) for d in cfg.depths)
     return sum(n * (1 if v in cfg.nonoverlapping_only else len(PROTOCOLS)) for v in variants)
 
 
