@@ -121,7 +121,8 @@ class StudyConfig:
 
     ``variants`` are evaluated with both protocols except those in ``nonoverlapping_only``.
     ``depths`` × ``seeds`` × schemes are trained with the same ``steps`` (a depth listed
-    in ``seeds_at_depth`` trains its own seeds instead, :meth:`seeds_for`); the T5 bias is
+    in ``seeds_at_depth`` trains its own seeds instead, :meth:`seeds_for`; an entry for a
+    depth not in ``depths`` is ignored); the T5 bias is
     causal with ``t5_num_buckets`` and ``t5_max_distance`` (default ``L/4``, T5's own ratio
     of 128 to 512).
 

@@ -130,12 +130,24 @@ def t_quantile(p: float, df):
     Raises:
         ValueError: ``p`` outside (0, 1) or a ``df`` that is not positive.
     """
+    if np.ndim(df) == 0:
+        return _t_quantile_scalar(float(p), float(df))
+    return _t_quantile_array(p, df)
+
+
+@functools.lru_cache(maxsize=256)
+def _t_quantile_scalar(p: float, df: float) -> float:
+    """One quantile, cached: the intervals ask for ``t(S − 1)`` and ``t(J − 1)`` only."""
+    return float(_t_quantile_array(p, np.array(df)))
+
+
+def _t_quantile_array(p: float, df):
     scalar = np.ndim(df) == 0
     df = np.minimum(np.asarray(df, dtype=np.float64), 1e12)  # the normal's, to 1e-12
     if not 0 < p < 1 or not np.all(df > 0):
         raise ValueError(f"need 0 < p < 1 and df > 0, got p={p}, df={df}")
     if p < 0.5:
-        got = -t_quantile(1 - p, df)
+        got = -_t_quantile_array(1 - p, df)
         return float(got) if scalar else got
     x, norm = np.ones_like(df), _t_log_norm(df)
     for _ in range(60):

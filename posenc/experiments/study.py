@@ -142,8 +142,6 @@ def _validate(cfg: StudyConfig) -> None:
         raise ValueError("probe_variants must be evaluated variants too")
     if not cfg.depths or not all(cfg.seeds_for(d) for d in cfg.depths):
         raise ValueError("depths and seeds must each hold at least one value")
-    if not {d for d, _ in cfg.seeds_at_depth} <= set(cfg.depths):
-        raise ValueError("seeds_at_depth names a depth the study does not train")
     for n in cfg.lengths:
         if max(cfg.lengths) % n or cfg.sliding_span_bytes % cfg.stride(n, "sliding") \
                 or n % cfg.sliding_fraction:
