@@ -69,6 +69,7 @@ within a tolerance (stated in chapter 10), not to the byte.
 """
 
 from . import config as _config
+from . import intervals as _intervals
 from . import probe as _probe
 from . import tuning as _tuning
 from . import verdicts as _verdicts
@@ -77,7 +78,6 @@ from .config import StudyConfig
 from .corpus import corpus_files, load_corpus, sample_batch
 from .evaluation import eval_spans, evaluate
 from .intervals import (
-    INTERVAL_METHODS,
     bootstrap_interval,
     crossed_interval,
     crossed_variance,
@@ -122,7 +122,7 @@ EXPLORATORY_SCHEMES = _config.EXPLORATORY_SCHEMES
 #: The settings that only one scheme reads.
 SCHEME_SETTINGS = _config.SCHEME_SETTINGS
 #: The configuration of the committed study (``python -m posenc.experiments``): depths 2
-#: and 4, three seeds.
+#: and 4; five seeds at 2 layers, three at 4.
 FULL = _config.FULL
 #: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = _config.QUICK
@@ -149,6 +149,9 @@ CLAIMS = _verdicts.CLAIMS
 NEW_CLAIMS = _verdicts.NEW_CLAIMS
 #: Far-context gain (bits per byte) that counts as use in :func:`probe_gain`.
 PROBE_MARGIN = _probe.PROBE_MARGIN
+#: The interval methods of :func:`paired_interval`: ``"crossed"`` (:func:`crossed_interval`,
+#: the study's since issue 30) and ``"bootstrap"`` (:func:`bootstrap_interval`, the first).
+INTERVAL_METHODS = _intervals.INTERVAL_METHODS
 
 __all__ = [
     "BOS",

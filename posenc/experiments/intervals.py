@@ -7,25 +7,25 @@ random-effects model, ``D[s, j] = μ + a_s + b_j + e_sj`` (seed, span and intera
 effects, each with its own variance), whose mean has variance
 ``σ²_a / S + σ²_b / J + σ²_e / (S J)``.
 
-:func:`crossed_interval` (the study's interval since issue 30) estimates that variance from
-the two-way ANOVA mean squares as a seed term and a span term,
+:func:`~posenc.experiments.crossed_interval` (the study's interval since issue 30)
+estimates that variance from the two-way ANOVA mean squares as a seed term and a span term,
 ``MS_seed / (S J) + max(MS_span − MS_resid, 0) / (S J)`` (the two-way random model, e.g.
-Searle, Casella & McCulloch 1992, ch. 4; the seed term carries the interaction too), and
+Searle, Casella & McCulloch 1992; the seed term carries the interaction too), and
 takes as critical value the mean of the two terms' t quantiles, ``t(S − 1)`` and
 ``t(J − 1)``, weighted by their estimates: Cochran and Cox's approximation for a sum of
-variance estimates with different degrees of freedom (Cochran & Cox 1950; Cochran
-1964), which errs on the wide side. When the seeds carry the variance it is the
-t-interval of the seed means, which keeps its coverage with three or five seeds; when the
-spans do, the t-interval of the span means. Satterthwaite's (1946) degrees of freedom for
-the same sum were tried first and rejected: with three seeds they under-cover (about 0.92
-at a seed share of 0.9, simulated), the Cochran–Cox value does not.
+variance estimates with different degrees of freedom (Cochran & Cox 1950; Cochran 1964),
+which errs on the wide side. When the seeds carry the variance it is the t-interval of the
+seed means, which keeps its coverage with three or five seeds; when the spans do, the
+t-interval of the span means. Satterthwaite's (1946) degrees of freedom for the same sum
+were tried first and rejected: with three seeds they under-cover (about 0.92 at a seed share
+of 0.9, simulated), the Cochran–Cox value does not.
 
-:func:`bootstrap_interval` is the study's first interval: a two-way bootstrap that draws
-the seeds and, independently, the spans with replacement (Owen's "pigeonhole" bootstrap,
-2007). Owen's result that it errs on the wide side needs many levels of each factor; with
-three seeds its seed part is the seeds' own range and it under-covers when the seeds carry
-the variance (``tests/test_experiments.py`` simulates both). It is kept for the record of
-that change and for comparison.
+:func:`~posenc.experiments.bootstrap_interval` is the study's first interval: a two-way
+bootstrap that draws the seeds and, independently, the spans with replacement (Owen's
+"pigeonhole" bootstrap, 2007). Owen's result that it errs on the wide side needs many
+levels of each factor; with three seeds its seed part is the seeds' own range and it
+under-covers when the seeds carry the variance (``tests/test_experiments.py`` simulates
+both). It is kept for the record of that change and for comparison.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ def paired_interval(study: dict, a: str, b: str, length: int, depth: int,
     """The paired difference ``bpb(a) − bpb(b)`` with its span × seed interval.
 
     ``length_b`` (default ``length``) reads ``b`` at another length (same protocol, so the
-    same bytes). ``method`` is one of :data:`INTERVAL_METHODS`: ``"crossed"``
+    same bytes). ``method`` is one of :data:`~posenc.experiments.INTERVAL_METHODS`: ``"crossed"``
     (:func:`crossed_interval`, the default) or ``"bootstrap"`` (:func:`bootstrap_interval`,
     the study's first interval); ``kw`` goes to that function. ``seeds`` (default: all)
     keeps only those seeds, e.g. the first three to reproduce an earlier reading.
