@@ -7,7 +7,7 @@
 
 One idea per module: ``config`` (the variants and :class:`StudyConfig`), ``corpus``,
 ``training`` (training, fine-tunes, evaluation-time changes), ``evaluation`` (scored spans and
-protocols), ``probe`` (far-context retrieval), ``intervals`` (span × seed bootstrap),
+protocols), ``probe`` (far-context retrieval), ``intervals`` (span × seed intervals),
 ``verdicts`` (the three-way rule and the claims), ``results`` (the file and summaries),
 ``study`` (the run), ``tuning`` (the learning rate) and ``cli``. Every public name is
 importable from ``posenc.experiments``.
@@ -39,9 +39,11 @@ et al.'s (2022) two protocols, each on its own fixed spans, one span per validat
   bytes of context (a cheaper form of sliding by one token, where every token sees
   ``n − 1``). This is the primary protocol of the verdicts (:data:`PRIMARY_PROTOCOL`).
 
-Scores are stored per span; every difference gets a paired span × seed bootstrap interval
-(:func:`paired_interval`) and every claim the three-way verdict of :func:`verdict`
-(*holds* / *fails* only when the interval clears :data:`MARGIN`, *undecided* otherwise).
+Scores are stored per span; every difference gets a paired span × seed interval
+(:func:`paired_interval`: a random-effects seed × span interval with a Cochran–Cox
+critical value, :func:`crossed_interval`, whose coverage a test simulates) and every
+claim the three-way verdict of :func:`verdict` (*holds* / *fails* only when the interval
+clears :data:`MARGIN`, *undecided* otherwise).
 The mean loss at each position inside the longest non-overlapping window is kept (binned).
 
 **Variants** (:data:`VARIANTS`) are evaluation-time changes of a trained model — the
@@ -67,6 +69,7 @@ within a tolerance (stated in chapter 10), not to the byte.
 """
 
 from . import config as _config
+from . import intervals as _intervals
 from . import probe as _probe
 from . import tuning as _tuning
 from . import verdicts as _verdicts
@@ -74,7 +77,15 @@ from .cli import main as main
 from .config import StudyConfig
 from .corpus import corpus_files, load_corpus, sample_batch
 from .evaluation import eval_spans, evaluate
-from .intervals import bootstrap_interval, paired_interval, span_standard_error
+from .intervals import (
+    bootstrap_interval,
+    crossed_interval,
+    crossed_variance,
+    paired_interval,
+    simulate_coverage,
+    span_standard_error,
+    t_quantile,
+)
 from .probe import far_context_probe, probe_distances, probe_gain, probe_starts, probe_windows
 from .results import (
     dumps_results,
@@ -111,7 +122,7 @@ EXPLORATORY_SCHEMES = _config.EXPLORATORY_SCHEMES
 #: The settings that only one scheme reads.
 SCHEME_SETTINGS = _config.SCHEME_SETTINGS
 #: The configuration of the committed study (``python -m posenc.experiments``): depths 2
-#: and 4, three seeds.
+#: and 4; five seeds at 2 layers, three at 4.
 FULL = _config.FULL
 #: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = _config.QUICK
@@ -138,6 +149,9 @@ CLAIMS = _verdicts.CLAIMS
 NEW_CLAIMS = _verdicts.NEW_CLAIMS
 #: Far-context gain (bits per byte) that counts as use in :func:`probe_gain`.
 PROBE_MARGIN = _probe.PROBE_MARGIN
+#: The interval methods of :func:`paired_interval`: ``"crossed"`` (:func:`crossed_interval`,
+#: the study's since issue 30) and ``"bootstrap"`` (:func:`bootstrap_interval`, the first).
+INTERVAL_METHODS = _intervals.INTERVAL_METHODS
 
 __all__ = [
     "BOS",
@@ -147,6 +161,7 @@ __all__ = [
     "KERNEL_TOLERANCE_PATH",
     "LARGE",
     "LARGE_RESULTS_PATH",
+    "INTERVAL_METHODS",
     "LR_CANDIDATES",
     "LR_SWEEP_PATH",
     "MARGIN",
@@ -166,6 +181,8 @@ __all__ = [
     "check_claims",
     "claims_table",
     "corpus_files",
+    "crossed_interval",
+    "crossed_variance",
     "dumps_results",
     "eval_spans",
     "evaluate",
@@ -184,10 +201,12 @@ __all__ = [
     "probe_windows",
     "run_study",
     "sample_batch",
+    "simulate_coverage",
     "save_results",
     "span_matrix",
     "span_standard_error",
     "summarize",
+    "t_quantile",
     "train",
     "tune_lr",
     "verdict",

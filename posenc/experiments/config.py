@@ -120,7 +120,9 @@ class StudyConfig:
     """Everything that decides the numbers of a study (written into the results file).
 
     ``variants`` are evaluated with both protocols except those in ``nonoverlapping_only``.
-    ``depths`` × ``seeds`` × schemes are trained with the same ``steps``; the T5 bias is
+    ``depths`` × ``seeds`` × schemes are trained with the same ``steps`` (a depth listed
+    in ``seeds_at_depth`` trains its own seeds instead, :meth:`seeds_for`; an entry for a
+    depth not in ``depths`` is ignored); the T5 bias is
     causal with ``t5_num_buckets`` and ``t5_max_distance`` (default ``L/4``, T5's own ratio
     of 128 to 512).
 
@@ -163,6 +165,7 @@ class StudyConfig:
     )
     depths: tuple[int, ...] = (2, 4)
     seeds: tuple[int, ...] = (0, 1, 2)
+    seeds_at_depth: tuple[tuple[int, tuple[int, ...]], ...] = ()
     train_len: int = 64
     multiples: tuple[int, ...] = (1, 2, 4, 8, 16)
     d_model: int = 64
@@ -205,6 +208,10 @@ class StudyConfig:
     fire_mlp_width: int = 32
     fire_init_c: float = 0.1
 
+    def seeds_for(self, depth: int) -> tuple[int, ...]:
+        """The seeds trained at ``depth``: its entry in ``seeds_at_depth``, else ``seeds``."""
+        return dict(self.seeds_at_depth).get(depth, self.seeds)
+
     def nope_layers(self, depth: int) -> tuple[int, ...]:
         """The layers without positions in the hybrids: ``i`` with ``(i + 1) % interval ==
         0``, the rule of ``transformers``' Llama 4 and SmolLM3 configs."""
@@ -236,8 +243,9 @@ class StudyConfig:
 
 
 #: The configuration of the committed study (``python -m posenc.experiments``): depths 2
-#: and 4, three seeds.
-FULL = StudyConfig()
+#: and 4; five seeds at 2 layers, three at 4 (seeds 3 and 4 were added at 2 layers only,
+#: issue 30: the 4-layer half would have cost more than the CPU budget allowed).
+FULL = StudyConfig(seeds=(0, 1, 2, 3, 4), seeds_at_depth=((4, (0, 1, 2)),))
 #: The reduced configuration the tests re-run end to end (``--quick``).
 QUICK = StudyConfig(
     variants=("sinusoidal", "learned", "learned+interp", "rope", "rope+pi", "rope+ntk",

@@ -39,7 +39,7 @@ from .._checks import check_choice
 from .config import VARIANTS, StudyConfig
 from .corpus import _with_bos, load_corpus
 from .evaluation import eval_spans
-from .intervals import bootstrap_interval
+from .intervals import bootstrap_interval, crossed_interval
 from .training import forward_kwargs
 from .verdicts import verdict
 
@@ -152,17 +152,18 @@ def _probe_index(rows: list) -> dict:
     return hit[2]
 
 
-def probe_gain(study: dict, variant: str, depth: int, length: int, distance: int,
-               **kw) -> dict | None:
+def probe_gain(study: dict, variant: str, depth: int, length: int, distance: int, *,
+               method: str = "crossed", **kw) -> dict | None:
     """Far-context gain of ``variant`` at window ``length`` and ``distance`` from a study's
     ``probe`` rows.
 
     Returns ``{"real", "swapped"}`` (mean bits per byte of the targets over seeds and
     examples), ``"gain"`` (swapped − real), ``"interval"`` (the paired example × seed
-    bootstrap interval of the gain, :func:`~posenc.experiments.bootstrap_interval`; ``kw``
-    goes to it) and ``"verdict"`` (``"holds"`` = uses the context,
-    ``"fails"``, ``"undecided"`` against :data:`PROBE_MARGIN`); ``None`` where the variant
-    cannot run.
+    interval of the gain: :func:`~posenc.experiments.crossed_interval`, or with
+    ``method="bootstrap"`` the study's first interval,
+    :func:`~posenc.experiments.bootstrap_interval`; ``kw`` goes to it) and ``"verdict"``
+    (``"holds"`` = uses the context, ``"fails"``, ``"undecided"`` against
+    :data:`PROBE_MARGIN`); ``None`` where the variant cannot run.
 
     Raises:
         ValueError: no probe rows for that setting.
@@ -176,6 +177,7 @@ def probe_gain(study: dict, variant: str, depth: int, length: int, distance: int
     rows = sorted(rows, key=lambda r: r["seed"])
     real = np.array([r["real"] for r in rows], dtype=float)
     swapped = np.array([r["swapped"] for r in rows], dtype=float)
-    mean, lo, hi = bootstrap_interval(swapped - real, **kw)
+    how = crossed_interval if method == "crossed" else bootstrap_interval
+    mean, lo, hi = how(swapped - real, **kw)
     return {"real": round(float(real.mean()), 4), "swapped": round(float(swapped.mean()), 4),
             "gain": mean, "interval": (lo, hi), "verdict": verdict(lo, hi, ">", PROBE_MARGIN)}

@@ -90,14 +90,22 @@ def _get(study, variant, length, depth, protocol, key):
     return got
 
 
-def span_matrix(study: dict, variant: str, length: int, depth: int, protocol: str):
+def span_matrix(study: dict, variant: str, length: int, depth: int, protocol: str, *,
+                seeds=None):
     """Per-span bits per byte as a float64 numpy array ``(seeds, spans)``, seeds ascending;
-    ``None`` where the variant cannot run.
+    ``None`` where the variant cannot run. ``seeds`` (default: every seed of that setting)
+    keeps only those.
 
     Raises:
-        ValueError: no rows for that setting.
+        ValueError: no rows for that setting, or a seed of ``seeds`` it does not hold.
     """
     got = _get(study, variant, length, depth, protocol, "span_bpb")
+    if seeds is not None:
+        missing = set(seeds) - set(got)
+        if missing:
+            raise ValueError(f"no results for seeds {sorted(missing)} of {variant!r} at "
+                             f"length {length}, depth {depth}, protocol {protocol!r}")
+        got = {s: got[s] for s in seeds}
     if any(v is None for v in got.values()):
         return None
     return np.array([got[s] for s in sorted(got)], dtype=np.float64)

@@ -123,8 +123,8 @@ def _jobs(cfg: StudyConfig, device: str) -> list:
     # The longest jobs first (deeper models, RoPE with its fine-tunes), so two workers
     # finish together; the merge below does not depend on this order.
     cost = {"rope": 4, "alibi": 1.5}
-    jobs = [(cfg, depth, seed, p, device) for depth in cfg.depths for seed in cfg.seeds
-            for p in positions]
+    jobs = [(cfg, depth, seed, p, device) for depth in cfg.depths
+            for seed in cfg.seeds_for(depth) for p in positions]
     return sorted(jobs, key=lambda j: -(j[1] * cost.get(j[3], 1)))
 
 
@@ -140,7 +140,7 @@ def _validate(cfg: StudyConfig) -> None:
         check_choice("variant", v, tuple(VARIANTS))
     if not set(cfg.probe_variants) <= set(cfg.variants):
         raise ValueError("probe_variants must be evaluated variants too")
-    if not cfg.depths or not cfg.seeds:
+    if not cfg.depths or not all(cfg.seeds_for(d) for d in cfg.depths):
         raise ValueError("depths and seeds must each hold at least one value")
     for n in cfg.lengths:
         if max(cfg.lengths) % n or cfg.sliding_span_bytes % cfg.stride(n, "sliding") \
@@ -154,7 +154,8 @@ def _validate(cfg: StudyConfig) -> None:
 
 
 #: Settings that only say *which* jobs a study runs; every other setting can change a job.
-_JOB_LIST_KEYS = ("depths", "seeds", "variants", "probe_variants", "nonoverlapping_only")
+_JOB_LIST_KEYS = ("depths", "seeds", "seeds_at_depth", "variants", "probe_variants",
+                  "nonoverlapping_only")
 
 
 def _job_settings(config: dict, position: str) -> dict:
@@ -165,7 +166,7 @@ def _job_settings(config: dict, position: str) -> dict:
     mine = set(SCHEME_SETTINGS.get(position, ()))
     own = {k: v for k, v in config.items()
            if k not in _JOB_LIST_KEYS and (k not in others or k in mine)}
-    for k in _JOB_LIST_KEYS[2:]:
+    for k in ("variants", "probe_variants", "nonoverlapping_only"):
         own[k] = [v for v in config[k] if VARIANTS[v][0] == position]
     return own
 

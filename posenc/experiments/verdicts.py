@@ -12,6 +12,15 @@ A claim compares two variants as a difference ``d`` of bits per byte (see
 
 This rule replaced the first study's "every seed agrees" (which had no room for the
 evaluation data) and was committed before the study was re-run and read.
+
+*Analysis change after the results were read (issue 30).* The rule is unchanged; the
+interval it reads is not. Until then it was the two-way percentile bootstrap
+(:func:`~posenc.experiments.bootstrap_interval`), which with three seeds under-covers when
+the seeds carry the variance; since then it is the random-effects seed × span
+interval with a Cochran–Cox critical value (:func:`~posenc.experiments.crossed_interval`),
+and the
+2-layer models have five seeds. ``check_claims(study, method="bootstrap", seeds=(0, 1,
+2))`` gives the earlier reading.
 """
 
 from __future__ import annotations
@@ -97,9 +106,11 @@ def check_claims(study: dict, claims=CLAIMS, *, margin: float = MARGIN, **kw) ->
     ``claim``, ``comparison`` (e.g. ``"alibi@8L − alibi@1L <= +0.05"``), ``depth``,
     ``protocol``, ``primary`` (bool), ``diff`` (``(mean, min, max)``: the mean difference
     and the smallest and largest per-seed difference), ``interval`` (the span × seed
-    bootstrap interval, ``kw`` going to :func:`~posenc.experiments.bootstrap_interval`),
-    ``span_se`` and ``verdict`` (:func:`verdict`). Claims on a variant or length the study
-    did not evaluate with a protocol are skipped.
+    interval, ``kw`` going to :func:`~posenc.experiments.paired_interval`: ``method``,
+    ``seeds``), ``n_seeds``, ``span_se``, ``t`` (its critical value), ``seed_share``,
+    ``edge`` (the distance from the margin to the interval's nearer end) and ``verdict``
+    (:func:`verdict`). Claims on a variant or length the study did not evaluate with a
+    protocol are skipped.
     """
     rows = _rows(study)
     have = {(r["variant"], r["protocol"]) for r in rows}
@@ -123,7 +134,9 @@ def check_claims(study: dict, claims=CLAIMS, *, margin: float = MARGIN, **kw) ->
                             "depth": depth, "protocol": protocol,
                             "primary": protocol == PRIMARY_PROTOCOL,
                             "diff": (got["mean"], *got["seeds"]), "interval": (lo, hi),
-                            "span_se": got["span_se"],
+                            "n_seeds": got["n_seeds"], "span_se": got["span_se"],
+                            "t": got["t"], "seed_share": got["seed_share"],
+                            "edge": round(min(abs(lo - margin), abs(hi - margin)), 4),
                             "verdict": verdict(lo, hi, rel, margin)})
     return out
 
