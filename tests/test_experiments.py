@@ -636,19 +636,16 @@ def _expected_rows(cfg, variants, *, lengths=None):
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    cpu = E.cli._cpu_seconds()
     study = run_study(QUICK, workers=2)
-    cpu = E.cli._cpu_seconds() - cpu
     path = tmp_path_factory.mktemp("study") / "quick.json"
     save_results(study, path)
-    return load_results(path), cpu
+    return load_results(path), None
 
 
-def test_quick_study_is_complete_and_fast(quick):
-    """Under a minute on two cores: measured as CPU time (this process and its workers),
-    which the other jobs on a shared machine do not inflate the way they do wall time."""
-    study, cpu = quick
-    assert cpu < 2 * 60
+def test_quick_study_is_complete(quick):
+    """The reduced run is whole. Its speed (under a minute) is a target that
+    ``benchmarks/run.py`` measures, not a correctness test."""
+    study, _ = quick
     assert len(study["results"]) == _expected_rows(QUICK, QUICK.variants)
     assert study["config"] == QUICK.to_dict()
     ft = [v for v in QUICK.variants if VARIANTS[v][1] and VARIANTS[v][1].startswith("ft")]
