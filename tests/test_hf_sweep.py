@@ -180,11 +180,27 @@ def test_coverage_of_text_families(outcomes):
     assert matched / len(text) >= 0.90, f"{matched} of {len(text)} text families matched"
 
 
-def test_refusals_name_the_family_or_key(outcomes):
-    for name, (outcome, detail) in outcomes.items():
-        if outcome == "refused":
-            assert repr(name) in detail or "key" in detail or "config[" in detail or \
-                "rotary width" in detail, (name, detail)
+def well_named_refusal(name: str, detail: str) -> bool:
+    """A refusal names the family (``model_type 'x'``) and says why after a colon, in a
+    sentence (not a bare "not supported")."""
+    head, _, reason = detail.partition(":")
+    return repr(name) in head and len(reason.split()) >= 6
+
+
+def test_refusals_name_the_family_and_the_reason(outcomes):
+    refused = {n: d for n, (o, d) in outcomes.items() if o == "refused"}
+    assert refused, "the sweep refuses no family: the check below would check nothing"
+    bad = {n: d for n, d in refused.items() if not well_named_refusal(n, d)}
+    assert not bad, bad
+
+
+def test_self_test_a_vague_refusal_is_caught():
+    assert well_named_refusal("jetmoe", "model_type 'jetmoe' is refused: its attention "
+                              "cannot run on the meta device")
+    assert not well_named_refusal("jetmoe", "model_type 'jetmoe' is refused: not supported")
+    assert not well_named_refusal("jetmoe", "key rope_theta is refused: not in FAMILIES, "
+                                  "see the atlas for the reason")
+    assert not well_named_refusal("jetmoe", "not in FAMILIES (see the atlas)")
 
 
 def test_every_record_layer_specs_uses_is_verified(outcomes):
