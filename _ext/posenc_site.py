@@ -44,12 +44,25 @@ it and sets the theme's repository and launch buttons from it (none at all while
 empty; with a home, the repository button and Binder/Colab at the recorded revision), and
 the ``book_repository`` MyST substitution that the API page uses to name the repository.
 
+Page weight (tests/test_browser.py measures every page against a limit): pydata-sphinx-
+theme's template loads Font Awesome's JavaScript kit (``scripts/fontawesome.js``, 1.5 MB,
+every icon as SVG data) on every page, only "so that users can add custom icons". The
+theme's own stylesheet already carries Font Awesome's CSS and web fonts, which draw every
+icon the theme and sphinx-book-theme put on a page (``<i class="fa-solid fa-...">``), so
+after the build the extension removes that ``<script>`` from every page and the kit from
+``_static`` (``_drop_icon_kit``). The book adds no custom icons. The same template also
+loads Sphinx's search index (``searchindex.js``, with ``searchtools.js`` and
+``language_data.js``) on every page, for the theme's search-as-you-type, which is off (its
+default): the search box sends the query to ``search.html``, which loads them itself. They
+are removed from every other page too.
+
 Enabled in ``_config.yml`` under ``sphinx: local_extensions: {posenc_site: _ext}``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -189,6 +202,48 @@ def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
     shutil.copy2(HERE / ATLAS_JS, static / ATLAS_JS)
 
 
+#: The theme's Font Awesome kit (relative to ``_static``) and its ``<script>`` tag.
+ICON_KIT = "scripts/fontawesome.js"
+ICON_KIT_TAG = re.compile(
+    r'[ \t]*(?:<!-- So that users can add custom icons -->\s*)?'
+    r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\n?'
+)
+
+
+#: The search scripts the theme's template adds to every page but the search page.
+SEARCH_TAGS = re.compile(
+    r'[ \t]*<script src="[^"]*(?:_static/searchtools|_static/language_data|searchindex)'
+    r'\.js"></script>\n?'
+)
+
+
+def drop_icon_kit(html: str, search: bool = True) -> str:
+    """``html`` without the theme's ``<script>`` for Font Awesome's JavaScript kit, and,
+    unless ``search``, without the search index and its scripts."""
+    html = ICON_KIT_TAG.sub("", html)
+    return html if search else SEARCH_TAGS.sub("", html)
+
+
+def _drop_icon_kit(app: Sphinx, exception: Exception | None) -> None:
+    """Remove the icon kit's ``<script>`` from every page written, and the kit itself:
+    the theme's CSS web fonts draw the icons (see the module docstring)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    as_you_type = (app.config.html_theme_options or {}).get("search_as_you_type", False)
+    pages = 0
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        search = as_you_type or page == out / "search.html"
+        lighter = drop_icon_kit(text, search=search)
+        if lighter != text:
+            page.write_text(lighter, encoding="utf-8")
+            pages += 1
+    for name in (ICON_KIT, ICON_KIT + ".map", ICON_KIT + ".LICENSE.txt"):
+        (out / "_static" / name).unlink(missing_ok=True)
+    logger.info(f"posenc_site: icon kit (and search index) dropped from {pages} pages")
+
+
 def _interactive_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Add Plotly.js and the figures' script to the pages that hold an interactive block."""
     if INTERACTIVE_CLASS in (context.get("body") or ""):
@@ -288,6 +343,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _configure_home)
     app.connect("builder-inited", _single_page_support)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _drop_icon_kit)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("html-page-context", _name_toc_toggles, priority=900)  # after the theme's
     app.connect("html-page-context", _citation_roles)
