@@ -56,6 +56,16 @@ loads Sphinx's search index (``searchindex.js``, with ``searchtools.js`` and
 default): the search box sends the query to ``search.html``, which loads them itself. They
 are removed from every other page too.
 
+The book's source, one click away: after an HTML build the extension writes the
+repository's tracked files, as built (``git stash create`` folds uncommitted changes of
+tracked files into a commit object; a clean tree is ``HEAD`` itself), with ``git archive``
+into the site at ``book_home.SOURCE_ARCHIVE`` (``_write_source_archive``), adds it to each
+chapter's download menu (``_source_download_button``, after the theme's ``.ipynb`` and
+``.pdf``), and sets the ``book_source`` MyST substitution (a link to it) that the landing
+page uses. A reader who downloads a notebook can so get ``posenc``, ``requirements.txt``
+and the README's install command from the same site. No external host is named; the
+configured home above stays as it is.
+
 Enabled in ``_config.yml`` under ``sphinx: local_extensions: {posenc_site: _ext}``.
 """
 
@@ -64,6 +74,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -244,6 +255,93 @@ def _drop_icon_kit(app: Sphinx, exception: Exception | None) -> None:
     logger.info(f"posenc_site: icon kit (and search index) dropped from {pages} pages")
 
 
+#: The MyST substitution that links the site's source archive (book/intro.md).
+SOURCE_SUBSTITUTION = "book_source"
+
+
+def source_revision(root: Path) -> tuple[str, str]:
+    """``(tree-ish, label)`` of the tracked files in the git work tree ``root`` as they
+    are now: ``HEAD`` when clean, else a commit object (``git stash create``, which
+    changes no ref and no file) holding the uncommitted changes too; the label is the
+    commit's short id, with ``+changes`` when the tree was not clean.
+
+    Raises:
+        RuntimeError: ``root`` is not in a git work tree, or git is not installed.
+    """
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                              text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.strip()}")
+        return proc.stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short=12", "HEAD")
+    except (OSError, RuntimeError) as err:
+        raise RuntimeError(f"the book's source archive needs a git work tree: {err}") from err
+    dirty = git("stash", "create")
+    return (dirty, f"{head}+changes") if dirty else ("HEAD", head)
+
+
+def write_source_archive(root: Path, dest: Path) -> str:
+    """Write the repository at ``root`` (tracked files, as now) to ``dest`` as a
+    ``.tar.gz`` whose files sit under ``positional-encoding-executed-<label>/``; return
+    the label (see :func:`source_revision`)."""
+    tree, label = source_revision(root)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f"positional-encoding-executed-{label}/"
+    proc = subprocess.run(
+        ["git", "-C", str(root), "archive", "--format=tar.gz", f"--prefix={prefix}",
+         "-o", str(dest), tree], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"git archive failed: {proc.stderr.strip()}")
+    return label
+
+
+def _source_link(app: Sphinx) -> None:
+    """The ``book_source`` substitution: a link from the landing page to the archive on
+    the site (the HTML build, where the archive is written); its file name elsewhere
+    (the single page printed as the PDF, which carries no archive)."""
+    archive = book_home_module().SOURCE_ARCHIVE
+    name = Path(archive).name
+    substitutions = dict(app.config.myst_substitutions or {})
+    substitutions[SOURCE_SUBSTITUTION] = (
+        f'<a href="../{archive}" download>{name}</a>' if app.builder.name == "html"
+        else f"`{name}` from the book's site"
+    )
+    app.config.myst_substitutions = substitutions
+
+
+def _write_source_archive(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.name != "html":
+        return
+    dest = Path(app.outdir) / book_home_module().SOURCE_ARCHIVE
+    try:
+        label = write_source_archive(Path(app.srcdir), dest)
+    except RuntimeError as err:
+        logger.warning(f"posenc_site: no source archive on the site: {err}")
+        return
+    logger.info(f"posenc_site: the book's source at {label} written to {dest}")
+
+
+def _source_download_button(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Add the source archive to the page's download menu (sphinx-book-theme's
+    ``download-buttons`` group), after the page's own files."""
+    if app.builder.name != "html":
+        return
+    for group in context.get("header_buttons") or []:
+        if group.get("label") == "download-buttons":
+            group["buttons"].append({
+                "type": "link",
+                "url": context["pathto"](book_home_module().SOURCE_ARCHIVE, 1),
+                "text": "book source",
+                "tooltip": "Download the book's source: the repository at the revision "
+                           "that built this site (posenc, requirements.txt, notebooks)",
+                "icon": "fas fa-box-archive",
+                "label": "download-book-source-button",
+            })
+
+
 def _interactive_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Add Plotly.js and the figures' script to the pages that hold an interactive block."""
     if INTERACTIVE_CLASS in (context.get("body") or ""):
@@ -344,6 +442,9 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _single_page_support)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _drop_icon_kit)
+    app.connect("build-finished", _write_source_archive)
+    app.connect("builder-inited", _source_link)
+    app.connect("html-page-context", _source_download_button, priority=600)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("html-page-context", _name_toc_toggles, priority=900)  # after the theme's
     app.connect("html-page-context", _citation_roles)

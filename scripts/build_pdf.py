@@ -106,6 +106,26 @@ _FIT_WIDE_BLOCKS = r"""
   return shrunk;
 }
 """
+#: Code blocks of at most this many lines are kept on one page (``break-inside: avoid``):
+#: Chromium otherwise may print a block's empty top edge at the foot of a page and its code
+#: on the next. Longer blocks may break (keeping them whole would leave pages half blank).
+KEEP_WHOLE_LINES = 20
+#: Runs in the page laid out for print: marks each short code block to be kept whole.
+#: Returns how many were marked.
+_KEEP_SHORT_CODE_WHOLE = r"""
+(maxLines) => {
+  let kept = 0;
+  for (const box of document.querySelectorAll("article div.highlight")) {
+    const pre = box.querySelector("pre");
+    if (!pre || !box.offsetParent) continue;
+    if (pre.textContent.replace(/\n$/, "").split("\n").length <= maxLines) {
+      box.style.breakInside = "avoid";
+      kept += 1;
+    }
+  }
+  return kept;
+}
+"""
 #: A4 (210 mm) less the 14 mm side margins, in CSS pixels (96 per inch).
 PRINT_WIDTH_PX = round((210 - 2 * 14) / 25.4 * 96)
 
@@ -184,6 +204,7 @@ def print_pdf(page_dir: Path, output: Path) -> None:
                     raise RuntimeError(f"interactive figures not drawn: {missing}")
                 page.evaluate(_RESIZE)
                 page.evaluate(_FIT_WIDE_BLOCKS, MIN_PRINT_FONT_PX)
+                page.evaluate(_KEEP_SHORT_CODE_WHOLE, KEEP_WHOLE_LINES)
                 output.parent.mkdir(parents=True, exist_ok=True)
                 page.pdf(path=str(output), format="A4", print_background=True, outline=True,
                          tagged=True, margin={"top": "16mm", "bottom": "16mm",

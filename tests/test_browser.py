@@ -797,9 +797,11 @@ OVERFLOWING_PAGE = """<!DOCTYPE html><html lang="en"><head><title>wide</title>
 <div class="cell_output"><pre style="white-space: pre-wrap">{row}</pre></div>
 <div class="highlight"><pre>{row}</pre></div>
 <div><table><tr><td>{ident}</td></tr></table></div></article></body></html>"""
-#: The same page made to fit: the identifier may break, the output scrolls in its box.
-FITTING_PAGE = OVERFLOWING_PAGE.replace("pre-wrap", "pre; overflow-x: auto").replace(
-    "<code>", '<code style="overflow-wrap: anywhere">')
+#: The same page made to fit, as the site's CSS does it: the identifier may break, the
+#: output keeps its lines, and code and table scroll in their own box.
+FITTING_PAGE = OVERFLOWING_PAGE.replace("pre-wrap", "pre").replace(
+    "</head>", "<style>pre, div:has(> table) {{ overflow-x: auto; }}"
+    " code {{ overflow-wrap: anywhere; }}</style></head>")
 
 
 def test_the_width_checks_catch_overflow(browser, tmp_path):
@@ -1207,6 +1209,32 @@ def test_pages_load_no_icon_kit_and_search_index_only_where_searched(book_build)
         assert "fontawesome.js" not in text, f"{page.relative_to(html)} loads the icon kit"
         if page.name != "search.html":
             assert "searchindex.js" not in text, f"{page.relative_to(html)} loads the index"
+
+
+def test_the_site_carries_its_source(book_build):
+    """The book's source, one click away: the site holds the repository's tracked files as
+    built (a .tar.gz written by _ext/posenc_site.py), linked from the landing page and
+    from every chapter's download menu, with posenc, requirements.txt, the README and the
+    notebooks in it; a notebook's first cell names the file (scripts/book_home.py)."""
+    import tarfile
+
+    _, _, html = book_build
+    archive = html / _BOOK_HOME.SOURCE_ARCHIVE
+    assert archive.is_file(), f"no source archive at {archive}"
+    with tarfile.open(archive) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    needed = {"README.md", "requirements.txt", "pyproject.toml", "posenc/__init__.py",
+              "_config.yml", *(f"book/{nb.name}" for nb in notebooks())}
+    assert needed <= names, f"missing from the archive: {sorted(needed - names)}"
+    link = f'href="../{_BOOK_HOME.SOURCE_ARCHIVE}"'
+    assert link in (html / "book" / "intro.html").read_text(encoding="utf-8"), (
+        "the landing page does not link the source archive")
+    for nb in notebooks():
+        text = (html / "book" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        assert link in text and "download-book-source-button" in text, (
+            f"{nb.stem}: no source archive in the download menu")
+    if _BOOK_HOME.load_home() is None:
+        assert Path(_BOOK_HOME.SOURCE_ARCHIVE).name in _BOOK_HOME.install_cell(None)
 
 
 def test_every_posenc_module_has_an_api_page():
