@@ -298,18 +298,15 @@ def write_source_archive(root: Path, dest: Path) -> str:
     return label
 
 
-def _source_link(app: Sphinx) -> None:
-    """The ``book_source`` substitution: a link from the landing page to the archive on
-    the site (the HTML build, where the archive is written); its file name elsewhere
-    (the single page printed as the PDF, which carries no archive)."""
+def _source_link(app: Sphinx, config) -> None:
+    """The ``book_source`` substitution: a link from the landing page (``book/``) to the
+    archive. (In the single page printed as the PDF it is the file's name on paper.)"""
     archive = book_home_module().SOURCE_ARCHIVE
-    name = Path(archive).name
-    substitutions = dict(app.config.myst_substitutions or {})
+    substitutions = dict(config.myst_substitutions or {})
     substitutions[SOURCE_SUBSTITUTION] = (
-        f'<a href="../{archive}" download>{name}</a>' if app.builder.name == "html"
-        else f"`{name}` from the book's site"
+        f'<a href="../{archive}" download>{Path(archive).name}</a>'
     )
-    app.config.myst_substitutions = substitutions
+    config.myst_substitutions = substitutions
 
 
 def _write_source_archive(app: Sphinx, exception: Exception | None) -> None:
@@ -443,7 +440,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _drop_icon_kit)
     app.connect("build-finished", _write_source_archive)
-    app.connect("builder-inited", _source_link)
+    app.connect("config-inited", _source_link)
     app.connect("html-page-context", _source_download_button, priority=600)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("html-page-context", _name_toc_toggles, priority=900)  # after the theme's

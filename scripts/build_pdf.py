@@ -126,6 +126,37 @@ _KEEP_SHORT_CODE_WHOLE = r"""
   return kept;
 }
 """
+#: Runs in the single page before printing: the landing page's "Chapter map" (a
+#: ``tableofcontents`` directive, which Sphinx's single page leaves empty because the pages
+#: follow inline) gets a printed table of contents: one linked line per page of the book
+#: (the marker spans ``document-<name>`` Sphinx puts before each), the API modules'
+#: pages left out (the API reference is one entry). Returns the number of entries.
+_PRINTED_CONTENTS = r"""
+() => {
+  const map = document.getElementById("chapter-map");
+  if (!map) return 0;
+  const list = document.createElement("ol");
+  list.className = "posenc-printed-contents";
+  list.style.listStyle = "none";
+  for (const mark of document.querySelectorAll('span[id^="document-"]')) {
+    if (mark.id.startsWith("document-book/api/") || mark.id === "document-book/intro") {
+      continue;
+    }
+    const section = mark.nextElementSibling;
+    const heading = section && section.querySelector("h1, h2, h3");
+    if (!heading || !section.id) continue;
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = "#" + section.id;
+    link.textContent = heading.textContent.replace(/#$/, "").trim();
+    item.appendChild(link);
+    list.appendChild(item);
+  }
+  const heading = map.querySelector("h1, h2, h3");
+  if (heading) heading.after(list); else map.prepend(list);
+  return list.children.length;
+}
+"""
 #: A4 (210 mm) less the 14 mm side margins, in CSS pixels (96 per inch).
 PRINT_WIDTH_PX = round((210 - 2 * 14) / 25.4 * 96)
 
@@ -205,6 +236,7 @@ def print_pdf(page_dir: Path, output: Path) -> None:
                 page.evaluate(_RESIZE)
                 page.evaluate(_FIT_WIDE_BLOCKS, MIN_PRINT_FONT_PX)
                 page.evaluate(_KEEP_SHORT_CODE_WHOLE, KEEP_WHOLE_LINES)
+                page.evaluate(_PRINTED_CONTENTS)
                 output.parent.mkdir(parents=True, exist_ok=True)
                 page.pdf(path=str(output), format="A4", print_background=True, outline=True,
                          tagged=True, margin={"top": "16mm", "bottom": "16mm",
