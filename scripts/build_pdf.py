@@ -11,6 +11,10 @@ and the interactive figures are drawn, then prints it to PDF with bookmarks. Lin
 the page become links inside the PDF. On paper the text is narrower than on screen, so
 every printed output or table wider than the page gets a font just small enough for its
 longest line to fit (down to MIN_PRINT_FONT_PX): a column table keeps one row per line.
+Before printing, code blocks of up to KEEP_WHOLE_LINES lines are kept on one page, and the
+landing page's empty "Chapter map" gets a printed, linked table of contents; the print
+styles (_ext/posenc_site.css) start each chapter on a new page and leave the on-screen
+controls off the paper.
 
 The single page uses the same committed notebook outputs as the site. Exit status 0 and
 the PDF's path on success; a non-zero status with the reason otherwise.
