@@ -119,8 +119,10 @@ KEEP_WHOLE_LINES = 20
 _KEEP_SHORT_CODE_WHOLE = r"""
 (maxLines) => {
   let kept = 0;
-  for (const box of document.querySelectorAll("article div.highlight")) {
-    const pre = box.querySelector("pre");
+  for (const code of document.querySelectorAll("article div.highlight")) {
+    // A notebook cell's input box (its border) wraps the code: keep the box whole too.
+    const box = code.closest("div.cell_input") || code;
+    const pre = code.querySelector("pre");
     if (!pre || !box.offsetParent) continue;
     if (pre.textContent.replace(/\n$/, "").split("\n").length <= maxLines) {
       box.style.breakInside = "avoid";

@@ -583,6 +583,13 @@ def width_params(pages: list[str]) -> list:
     return [pytest.param(page, id=Path(page).stem) for page in pages]
 
 
+def reader_pages() -> list[str]:
+    """Every page a reader reaches from the table of contents: ``_toc.yml``'s files and
+    the API module pages its glob lists (``book/api/<module>.html``)."""
+    api = [f"book/api/{p.stem}.html" for p in sorted((BOOK / "api").glob("*.md"))]
+    return toc_pages() + api
+
+
 #: Reports every code block and table of the article that scrolls sideways (content
 #: wider than its box), with its width in characters where it is code. Output blocks are
 #: not in it: an output keeps its lines and may scroll (see :data:`_OUTPUT_LINES`).
@@ -712,9 +719,10 @@ def open_on_a_phone(browser, url: str) -> dict:
 
 @pytest.fixture(scope="module")
 def phone(site, browser):
-    """Every page of the table of contents, opened once at PHONE_WIDTH."""
+    """Every page of the table of contents (API modules included), opened once at
+    PHONE_WIDTH."""
     base, _ = site
-    found = {path: open_on_a_phone(browser, base + path) for path in toc_pages()}
+    found = {path: open_on_a_phone(browser, base + path) for path in reader_pages()}
     heaviest = sorted(found.items(), key=lambda item: -item[1]["bytes"])[:5]
     SITE_REPORT["browser: heaviest pages (bytes)"] = {p: r["bytes"] for p, r in heaviest}
     return found
@@ -729,7 +737,7 @@ def phone_width_problem(path: str, measured: dict) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("path", width_params(toc_pages()))
+@pytest.mark.parametrize("path", width_params(reader_pages()))
 def test_page_does_not_scroll_sideways_on_a_phone(phone, path):
     """The document is no wider than the 390 px viewport: long identifiers break, and
     code, outputs, tables and display math scroll inside their own box."""
@@ -777,7 +785,7 @@ def weight_params(pages: list[str]) -> list:
     ]
 
 
-@pytest.mark.parametrize("path", weight_params(toc_pages()))
+@pytest.mark.parametrize("path", weight_params(reader_pages()))
 def test_page_weight_is_under_the_limit(phone, path):
     """What a reader's browser loads for the page, before compression, is at most
     PAGE_WEIGHT_LIMIT (slider pages included; the pages still over it are listed in
