@@ -44,13 +44,37 @@ it and sets the theme's repository and launch buttons from it (none at all while
 empty; with a home, the repository button and Binder/Colab at the recorded revision), and
 the ``book_repository`` MyST substitution that the API page uses to name the repository.
 
+Page weight (tests/test_browser.py measures every page against a limit): pydata-sphinx-
+theme's template loads Font Awesome's JavaScript kit (``scripts/fontawesome.js``, 1.5 MB,
+every icon as SVG data) on every page, only "so that users can add custom icons". The
+theme's own stylesheet already carries Font Awesome's CSS and web fonts, which draw every
+icon the theme and sphinx-book-theme put on a page (``<i class="fa-solid fa-...">``), so
+after the build the extension removes that ``<script>`` from every page and the kit from
+``_static`` (``_drop_icon_kit``). The book adds no custom icons. The same template also
+loads Sphinx's search index (``searchindex.js``, with ``searchtools.js`` and
+``language_data.js``) on every page, for the theme's search-as-you-type, which is off (its
+default): the search box sends the query to ``search.html``, which loads them itself. They
+are removed from every other page too.
+
+The book's source, one click away: after an HTML build the extension writes the
+repository's tracked files, as built (``git stash create`` folds uncommitted changes of
+tracked files into a commit object; a clean tree is ``HEAD`` itself), with ``git archive``
+into the site at ``book_home.SOURCE_ARCHIVE`` (``_write_source_archive``), adds it to each
+chapter's download menu (``_source_download_button``, after the theme's ``.ipynb`` and
+``.pdf``), and sets the ``book_source`` MyST substitution (a link to it) that the landing
+page uses. A reader who downloads a notebook can so get ``posenc``, ``requirements.txt``
+and the README's install command from the same site. No external host is named; the
+configured home above stays as it is.
+
 Enabled in ``_config.yml`` under ``sphinx: local_extensions: {posenc_site: _ext}``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -189,6 +213,132 @@ def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
     shutil.copy2(HERE / ATLAS_JS, static / ATLAS_JS)
 
 
+#: The theme's Font Awesome kit (relative to ``_static``) and its ``<script>`` tag.
+ICON_KIT = "scripts/fontawesome.js"
+ICON_KIT_TAG = re.compile(
+    r'[ \t]*(?:<!-- So that users can add custom icons -->\s*)?'
+    r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\n?'
+)
+
+
+#: The search scripts the theme's template adds to every page but the search page.
+SEARCH_TAGS = re.compile(
+    r'[ \t]*<script src="[^"]*(?:_static/searchtools|_static/language_data|searchindex)'
+    r'\.js"></script>\n?'
+)
+
+
+def drop_icon_kit(html: str, search: bool = True) -> str:
+    """``html`` without the theme's ``<script>`` for Font Awesome's JavaScript kit, and,
+    unless ``search``, without the search index and its scripts."""
+    html = ICON_KIT_TAG.sub("", html)
+    return html if search else SEARCH_TAGS.sub("", html)
+
+
+def _drop_icon_kit(app: Sphinx, exception: Exception | None) -> None:
+    """Remove the icon kit's ``<script>`` from every page written, and the kit itself:
+    the theme's CSS web fonts draw the icons (see the module docstring)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    as_you_type = (app.config.html_theme_options or {}).get("search_as_you_type", False)
+    pages = 0
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        search = as_you_type or page == out / "search.html"
+        lighter = drop_icon_kit(text, search=search)
+        if lighter != text:
+            page.write_text(lighter, encoding="utf-8")
+            pages += 1
+    for name in (ICON_KIT, ICON_KIT + ".map", ICON_KIT + ".LICENSE.txt"):
+        (out / "_static" / name).unlink(missing_ok=True)
+    logger.info(f"posenc_site: icon kit (and search index) dropped from {pages} pages")
+
+
+#: The MyST substitution that links the site's source archive (book/intro.md).
+SOURCE_SUBSTITUTION = "book_source"
+
+
+def source_revision(root: Path) -> tuple[str, str]:
+    """``(tree-ish, label)`` of the tracked files in the git work tree ``root`` as they
+    are now: ``HEAD`` when clean, else a commit object (``git stash create``, which
+    changes no ref and no file) holding the uncommitted changes too; the label is the
+    commit's short id, with ``+changes`` when the tree was not clean.
+
+    Raises:
+        RuntimeError: ``root`` is not in a git work tree, or git is not installed.
+    """
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                              text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.strip()}")
+        return proc.stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short=12", "HEAD")
+    except (OSError, RuntimeError) as err:
+        raise RuntimeError(f"the book's source archive needs a git work tree: {err}") from err
+    dirty = git("stash", "create")
+    return (dirty, f"{head}+changes") if dirty else ("HEAD", head)
+
+
+def write_source_archive(root: Path, dest: Path) -> str:
+    """Write the repository at ``root`` (tracked files, as now) to ``dest`` as a
+    ``.tar.gz`` whose files sit under ``positional-encoding-executed-<label>/``; return
+    the label (see :func:`source_revision`)."""
+    tree, label = source_revision(root)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f"positional-encoding-executed-{label}/"
+    proc = subprocess.run(
+        ["git", "-C", str(root), "archive", "--format=tar.gz", f"--prefix={prefix}",
+         "-o", str(dest), tree], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"git archive failed: {proc.stderr.strip()}")
+    return label
+
+
+def _source_link(app: Sphinx, config) -> None:
+    """The ``book_source`` substitution: a link from the landing page (``book/``) to the
+    archive. (In the single page printed as the PDF it is the file's name on paper.)"""
+    archive = book_home_module().SOURCE_ARCHIVE
+    substitutions = dict(config.myst_substitutions or {})
+    substitutions[SOURCE_SUBSTITUTION] = (
+        f'<a href="../{archive}" download>{Path(archive).name}</a>'
+    )
+    config.myst_substitutions = substitutions
+
+
+def _write_source_archive(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.name != "html":
+        return
+    dest = Path(app.outdir) / book_home_module().SOURCE_ARCHIVE
+    try:
+        label = write_source_archive(Path(app.srcdir), dest)
+    except RuntimeError as err:
+        logger.warning(f"posenc_site: no source archive on the site: {err}")
+        return
+    logger.info(f"posenc_site: the book's source at {label} written to {dest}")
+
+
+def _source_download_button(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Add the source archive to the page's download menu (sphinx-book-theme's
+    ``download-buttons`` group), after the page's own files."""
+    if app.builder.name != "html":
+        return
+    for group in context.get("header_buttons") or []:
+        if group.get("label") == "download-buttons":
+            group["buttons"].append({
+                "type": "link",
+                "url": context["pathto"](book_home_module().SOURCE_ARCHIVE, 1),
+                "text": "book source",
+                "tooltip": "Download the book's source: the repository at the revision "
+                           "that built this site (posenc, requirements.txt, notebooks)",
+                "icon": "fas fa-box-archive",
+                "label": "download-book-source-button",
+            })
+
+
 def _interactive_scripts(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Add Plotly.js and the figures' script to the pages that hold an interactive block."""
     if INTERACTIVE_CLASS in (context.get("body") or ""):
@@ -288,6 +438,10 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _configure_home)
     app.connect("builder-inited", _single_page_support)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _drop_icon_kit)
+    app.connect("build-finished", _write_source_archive)
+    app.connect("config-inited", _source_link)
+    app.connect("html-page-context", _source_download_button, priority=600)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("html-page-context", _name_toc_toggles, priority=900)  # after the theme's
     app.connect("html-page-context", _citation_roles)

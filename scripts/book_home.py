@@ -17,7 +17,9 @@ Everything that links to or installs from the home is derived from those two val
   (:func:`theme_options` and :func:`api_link`, applied by ``_ext/posenc_site.py``).
 
 With no home the buttons are off and the install cell fetches nothing: where ``posenc``
-is missing it stops with a message that says how to install it from a clone. With a home
+is missing it stops with a message that says where the book's source is (the archive the
+site carries, :data:`SOURCE_ARCHIVE`, linked from its landing page and from each chapter's
+download menu) and how to install it from there. With a home
 the cell installs ``git+URL@REVISION``, the exact revision, and the launch buttons open
 the notebooks at that revision, so a reader gets the code that produced the outputs.
 
@@ -39,6 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "_config.yml"
 #: What a reader runs in a clone to install posenc and everything else (README, "Set up").
 CLONE_INSTALL = "python -m pip install -r requirements.txt"
+#: The site's own copy of the repository at the revision that built it (written by
+#: _ext/posenc_site.py into the built site, linked from the landing page and from each
+#: chapter's download menu), relative to the site's root.
+SOURCE_ARCHIVE = "_downloads/positional-encoding-executed-source.tar.gz"
 #: The widest code line a chapter may have (tests/test_code_width.py).
 MAX_LINE = 88
 #: A public GitHub repository (Colab's launch button opens notebooks from GitHub only).
@@ -131,9 +137,11 @@ import importlib.util
 
 if importlib.util.find_spec("posenc") is None:
     raise ModuleNotFoundError(
-        "This chapter needs the posenc package. The book names no public repository "
-        "to install it from: in a clone of the book's repository run "
-        "`{CLONE_INSTALL}` and open the chapter there."
+        "This chapter needs the posenc package. Download the book's source from "
+        "the site this notebook came from (linked on its landing page and in each "
+        "chapter's download menu: {Path(SOURCE_ARCHIVE).name}), "
+        "unpack it, run `{CLONE_INSTALL}` in its folder "
+        "and open the chapter there."
     )'''
     else:
         source = f'''\

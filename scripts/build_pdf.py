@@ -11,6 +11,10 @@ and the interactive figures are drawn, then prints it to PDF with bookmarks. Lin
 the page become links inside the PDF. On paper the text is narrower than on screen, so
 every printed output or table wider than the page gets a font just small enough for its
 longest line to fit (down to MIN_PRINT_FONT_PX): a column table keeps one row per line.
+Before printing, code blocks of up to KEEP_WHOLE_LINES lines are kept on one page, and the
+landing page's empty "Chapter map" gets a printed, linked table of contents; the print
+styles (_ext/posenc_site.css) start each chapter on a new page and leave the on-screen
+controls off the paper.
 
 The single page uses the same committed notebook outputs as the site. Exit status 0 and
 the PDF's path on success; a non-zero status with the reason otherwise.
@@ -106,6 +110,59 @@ _FIT_WIDE_BLOCKS = r"""
   return shrunk;
 }
 """
+#: Code blocks of at most this many lines are kept on one page (``break-inside: avoid``):
+#: Chromium otherwise may print a block's empty top edge at the foot of a page and its code
+#: on the next. Longer blocks may break (keeping them whole would leave pages half blank).
+KEEP_WHOLE_LINES = 20
+#: Runs in the page laid out for print: marks each short code block to be kept whole.
+#: Returns how many were marked.
+_KEEP_SHORT_CODE_WHOLE = r"""
+(maxLines) => {
+  let kept = 0;
+  for (const code of document.querySelectorAll("article div.highlight")) {
+    // A notebook cell's input box (its border) wraps the code: keep the box whole too.
+    const box = code.closest("div.cell_input") || code;
+    const pre = code.querySelector("pre");
+    if (!pre || !box.offsetParent) continue;
+    if (pre.textContent.replace(/\n$/, "").split("\n").length <= maxLines) {
+      box.style.breakInside = "avoid";
+      kept += 1;
+    }
+  }
+  return kept;
+}
+"""
+#: Runs in the single page before printing: the landing page's "Chapter map" (a
+#: ``tableofcontents`` directive, which Sphinx's single page leaves empty because the pages
+#: follow inline) gets a printed table of contents: one linked line per page of the book
+#: (the marker spans ``document-<name>`` Sphinx puts before each), the API modules'
+#: pages left out (the API reference is one entry). Returns the number of entries.
+_PRINTED_CONTENTS = r"""
+() => {
+  const map = document.getElementById("chapter-map");
+  if (!map) return 0;
+  const list = document.createElement("ol");
+  list.className = "posenc-printed-contents";
+  list.style.listStyle = "none";
+  for (const mark of document.querySelectorAll('span[id^="document-"]')) {
+    if (mark.id.startsWith("document-book/api/") || mark.id === "document-book/intro") {
+      continue;
+    }
+    const section = mark.nextElementSibling;
+    const heading = section && section.querySelector("h1, h2, h3");
+    if (!heading || !section.id) continue;
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = "#" + section.id;
+    link.textContent = heading.textContent.replace(/#$/, "").trim();
+    item.appendChild(link);
+    list.appendChild(item);
+  }
+  const heading = map.querySelector("h1, h2, h3");
+  if (heading) heading.after(list); else map.prepend(list);
+  return list.children.length;
+}
+"""
 #: A4 (210 mm) less the 14 mm side margins, in CSS pixels (96 per inch).
 PRINT_WIDTH_PX = round((210 - 2 * 14) / 25.4 * 96)
 
@@ -184,6 +241,8 @@ def print_pdf(page_dir: Path, output: Path) -> None:
                     raise RuntimeError(f"interactive figures not drawn: {missing}")
                 page.evaluate(_RESIZE)
                 page.evaluate(_FIT_WIDE_BLOCKS, MIN_PRINT_FONT_PX)
+                page.evaluate(_KEEP_SHORT_CODE_WHOLE, KEEP_WHOLE_LINES)
+                page.evaluate(_PRINTED_CONTENTS)
                 output.parent.mkdir(parents=True, exist_ok=True)
                 page.pdf(path=str(output), format="A4", print_background=True, outline=True,
                          tagged=True, margin={"top": "16mm", "bottom": "16mm",

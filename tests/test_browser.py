@@ -182,6 +182,7 @@ class PageRecord:
     alts: list[tuple[str, str | None]] = field(default_factory=list)
     math_spoken: int = 0
     sideways: list[str] = field(default_factory=list)
+    outputs: dict[str, list[str]] = field(default_factory=dict)
     math_containers: int = 0
     links: list[str] = field(default_factory=list)
     ids: set[str] = field(default_factory=set)
@@ -368,6 +369,7 @@ def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
         rec.alts = [(src, alt) for src, alt in info["alts"]]
         rec.math_spoken, rec.math_containers = info["mathSpoken"], info["mathContainers"]
         rec.sideways = page.evaluate(_SIDEWAYS)  # at 1280 px, before axe touches the page
+        rec.outputs = page.evaluate(_OUTPUT_LINES)
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
         for kind, lines in axe_violations(page, seen_code).items():
@@ -581,16 +583,23 @@ def width_params(pages: list[str]) -> list:
     return [pytest.param(page, id=Path(page).stem) for page in pages]
 
 
-#: Reports every code block, output block and table of the article that scrolls sideways
-#: (content wider than its box), with its width in characters where it is code.
+def reader_pages() -> list[str]:
+    """Every page a reader reaches from the table of contents: ``_toc.yml``'s files and
+    the API module pages its glob lists (``book/api/<module>.html``)."""
+    api = [f"book/api/{p.stem}.html" for p in sorted((BOOK / "api").glob("*.md"))]
+    return toc_pages() + api
+
+
+#: Reports every code block and table of the article that scrolls sideways (content
+#: wider than its box), with its width in characters where it is code. Output blocks are
+#: not in it: an output keeps its lines and may scroll (see :data:`_OUTPUT_LINES`).
 _SIDEWAYS = r"""
 () => {
   const article = document.querySelector("article") || document.body;
   const found = [];
-  const boxes = article.querySelectorAll(
-      "div.highlight pre, div.cell_output pre, div.output pre, table");
-  for (const el of boxes) {
+  for (const el of article.querySelectorAll("div.highlight pre, table")) {
     if (!el.offsetParent) continue;  // hidden (e.g. a collapsed hide-input cell)
+    if (el.closest("div.cell_output, div.output")) continue;  // an output: measured apart
     const box = el.tagName === "TABLE" ? (el.parentElement || el) : el;
     const wide = el.tagName === "TABLE" ? el.scrollWidth > box.clientWidth + 1
                                         : el.scrollWidth > el.clientWidth + 1;
@@ -604,46 +613,238 @@ _SIDEWAYS = r"""
   return found;
 }
 """
+#: Measures every visible output block (what a cell printed) of the article: whether its
+#: lines wrap (the block is taller than the same text laid out with ``white-space: pre``,
+#: one line per printed line) and whether it scrolls sideways inside its own box. Returns
+#: ``{wrapped: [...], scrolls: [...]}``, one line per block: its number on the page
+#: (1-based, among output blocks), its widths and its first line.
+_OUTPUT_LINES = r"""
+() => {
+  const article = document.querySelector("article") || document.body;
+  const wrapped = [], scrolls = [];
+  const blocks = Array.from(article.querySelectorAll("div.cell_output pre, div.output pre"))
+      .filter((pre, i, all) => !all.some((o) => o !== pre && o.contains(pre)));
+  blocks.forEach((pre, i) => {
+    if (!pre.offsetParent) return;
+    const first = pre.textContent.split("\n")[0].slice(0, 80);
+    const height = pre.scrollHeight;
+    const style = pre.style.whiteSpace;
+    pre.style.whiteSpace = "pre";
+    const unwrapped = pre.scrollHeight;
+    pre.style.whiteSpace = style;
+    const what = `output ${i + 1}: ${pre.scrollWidth}px in ${pre.clientWidth}px: ${first}`;
+    if (height > unwrapped + 1) wrapped.push(what);
+    if (pre.scrollWidth > pre.clientWidth + 1) scrolls.push(what);
+  });
+  return {wrapped: wrapped, scrolls: scrolls};
+}
+"""
 
 
 @pytest.mark.parametrize("path", width_params(toc_pages()))
-def test_no_code_output_or_table_scrolls_sideways_at_1280(crawl, path):
+def test_no_code_or_table_scrolls_sideways_at_1280(crawl, path):
     """Measured by the crawl, whose window is 1280 px wide, once the page has loaded."""
     wide = crawl[path].sideways
     assert not wide, f"{path}: blocks that scroll sideways at 1280 px:\n" + "\n".join(wide)
 
 
-@pytest.mark.parametrize("path", width_params(toc_pages()))
-def test_page_does_not_scroll_sideways_on_a_phone(site, browser, path):
-    base, _ = site
-    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+def test_outputs_keep_their_lines_at_1280(crawl):
+    """No output block wraps a printed line at 1280 px (a printed table keeps one row per
+    line); an output wider than the column scrolls inside its box instead, and is listed
+    in the run's summary as one to reshape."""
+    wrapped = [f"{path}: {w}" for path, rec in crawl.items() for w in rec.outputs["wrapped"]]
+    SITE_REPORT["browser: outputs wider than the column at 1280 px (reshape)"] = [
+        f"{path} {w.split(':')[0]}" for path, rec in crawl.items()
+        for w in rec.outputs["scrolls"]
+    ]
+    assert not wrapped, "output blocks whose lines wrap at 1280 px:\n" + "\n".join(wrapped)
+
+
+# ------------------------------------------------------------ a phone, and weight ----
+
+#: The phone's width in CSS pixels (an iPhone 12-15's portrait viewport).
+PHONE_WIDTH = 390
+#: The most a page may load, in bytes before compression: the HTML and everything it
+#: requests until its formulas are typeset, its fonts and every image (lazy ones included)
+#: loaded, and its interactive figures drawn.
+PAGE_WEIGHT_LIMIT = 2_000_000
+
+#: Runs in a page opened at PHONE_WIDTH: waits as _INSPECT does, then returns the page's
+#: width, its viewport meta tag, the bytes it loaded (Resource Timing: the document and
+#: every resource, decoded sizes; every request goes to the same origin).
+_PHONE = r"""
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await Promise.all(Array.from(document.images).map(async (img) => {
+    img.loading = "eager";
+    try { await img.decode(); } catch (e) { /* test_every_image_loads reports it */ }
+  }));
+  const blocks = Array.from(document.querySelectorAll(".posenc-interactive"));
+  const start = Date.now();
+  while (blocks.some((b) => !b.dataset.mounted) && Date.now() - start < 20000) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await document.fonts.ready;
+  await new Promise((r) => setTimeout(r, 200));  // requests the fonts just started
+  const entries = performance.getEntriesByType("navigation")
+      .concat(performance.getEntriesByType("resource"));
+  const meta = document.querySelector('meta[name="viewport"]');
+  return {
+    width: document.documentElement.scrollWidth,
+    viewport: meta ? meta.content : null,
+    bytes: entries.reduce((sum, e) => sum + (e.decodedBodySize || 0), 0),
+    largest: entries.map((e) => [e.name, e.decodedBodySize || 0])
+        .sort((a, b) => b[1] - a[1]).slice(0, 4),
+  };
+}
+"""
+
+
+def open_on_a_phone(browser, url: str) -> dict:
+    """Open ``url`` in a fresh context (empty cache) whose viewport is PHONE_WIDTH wide and
+    stays so: no mobile emulation, in which Chromium widens the layout viewport to the
+    content and a page that overflows measures as fitting. Returns what _PHONE reports."""
+    context = browser.new_context(viewport={"width": PHONE_WIDTH, "height": 844})
+    context.add_init_script("performance.setResourceTimingBufferSize(10000)")
     try:
-        page.goto(base + path, wait_until="load")
-        page.evaluate("async () => { await document.fonts.ready; }")
-        widths = page.evaluate(
-            "() => [document.documentElement.scrollWidth, window.innerWidth]"
-        )
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        page.goto(url, wait_until="load")
+        return {**page.evaluate(_PHONE), "outputs": page.evaluate(_OUTPUT_LINES)}
     finally:
-        page.close()
-    assert widths[0] <= widths[1], (
-        f"{path}: the page is {widths[0]} px wide in a {widths[1]} px phone viewport"
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def phone(site, browser):
+    """Every page of the table of contents (API modules included), opened once at
+    PHONE_WIDTH."""
+    base, _ = site
+    found = {path: open_on_a_phone(browser, base + path) for path in reader_pages()}
+    heaviest = sorted(found.items(), key=lambda item: -item[1]["bytes"])[:5]
+    SITE_REPORT["browser: heaviest pages (bytes)"] = {p: r["bytes"] for p, r in heaviest}
+    return found
+
+
+def phone_width_problem(path: str, measured: dict) -> str | None:
+    """Why ``path`` does not fit a phone, or None."""
+    if "width=device-width" not in (measured["viewport"] or ""):
+        return f"{path}: no <meta name=viewport content=width=device-width>"
+    if measured["width"] > PHONE_WIDTH:
+        return f"{path}: the page is {measured['width']} px wide on a {PHONE_WIDTH} px phone"
+    return None
+
+
+@pytest.mark.parametrize("path", width_params(reader_pages()))
+def test_page_does_not_scroll_sideways_on_a_phone(phone, path):
+    """The document is no wider than the 390 px viewport: long identifiers break, and
+    code, outputs, tables and display math scroll inside their own box."""
+    problem = phone_width_problem(path, phone[path])
+    assert problem is None, problem
+
+
+def test_outputs_scroll_rather_than_wrap_on_a_phone(phone):
+    """At 390 px an output block keeps its lines (a printed table its rows) and scrolls
+    inside its box."""
+    wrapped = [f"{path}: {w}" for path, rec in phone.items() for w in rec["outputs"]["wrapped"]]
+    assert not wrapped, "output blocks whose lines wrap on a phone:\n" + "\n".join(wrapped)
+    assert any(rec["outputs"]["scrolls"] for rec in phone.values()), (
+        "no output scrolls at 390 px: the check measured nothing"
     )
 
 
+#: MathJax's combined component, 1.17 MB of it the TeX input, the HTML output and its
+#: menu (0.43 MB, the way to the formula explorer), on every page with a formula.
+_MATHJAX = "MathJax's tex-mml-chtml.js (1.17 MB) and its fonts"
+#: Plotly.js as the pinned ``plotly`` package ships it (the full bundle: 4.8 MB; the
+#: package has no partial bundle) on every page with a slider figure.
+_PLOTLY = "Plotly.js (4.8 MB) for the slider figure, and " + _MATHJAX
+#: Pages still over PAGE_WEIGHT_LIMIT, and what weighs most: strict expected failures, so
+#: a page that gets under the limit must leave this list, and any other page over it fails.
+#: Measured after the icon kit and the search index left every page (2.3-2.5 MB for a
+#: chapter with formulas; 0.9-1.2 MB for a page without).
+OVER_THE_WEIGHT_LIMIT = {
+    **{f"book/{stem}.html": _MATHJAX for stem in (
+        "01_why_positions", "02_sinusoidal", "03_learned", "05_why_v_not_rotated",
+        "06_rope_training_inference", "11_multi_axis_rope", "12_pitfalls", "intro",
+        "notation", "api", "api/experiments")},
+    **{f"book/{stem}.html": _PLOTLY for stem in (
+        "04_rope", "07_long_context", "08_relative_bias", "09_alibi", "api/interactive")},
+    "book/10_comparison.html": _MATHJAX + ", and 1.2 MB of figures",
+}
+
+
+def weight_params(pages: list[str]) -> list:
+    return [
+        pytest.param(page, id=Path(page).stem, marks=pytest.mark.xfail(
+            reason=f"over the limit: {OVER_THE_WEIGHT_LIMIT[page]}", strict=True))
+        if page in OVER_THE_WEIGHT_LIMIT else pytest.param(page, id=Path(page).stem)
+        for page in pages
+    ]
+
+
+@pytest.mark.parametrize("path", weight_params(reader_pages()))
+def test_page_weight_is_under_the_limit(phone, path):
+    """What a reader's browser loads for the page, before compression, is at most
+    PAGE_WEIGHT_LIMIT (slider pages included; the pages still over it are listed in
+    OVER_THE_WEIGHT_LIMIT)."""
+    measured = phone[path]
+    assert 100_000 < measured["bytes"] <= PAGE_WEIGHT_LIMIT, (
+        f"{path} loads {measured['bytes']:,} bytes (limit {PAGE_WEIGHT_LIMIT:,}); largest: "
+        + ", ".join(f"{urlsplit(u).path} {n:,}" for u, n in measured["largest"])
+    )
+
+
+#: A page built to fail each check: a device-width page (as Sphinx writes) whose running
+#: text holds one unbreakable 80-character identifier, and whose output wraps its lines.
+OVERFLOWING_PAGE = """<!DOCTYPE html><html lang="en"><head><title>wide</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><article><p>See <code>{ident}</code>.</p>
+<div class="cell_output"><pre style="white-space: pre-wrap">{row}</pre></div>
+<div class="highlight"><pre>{row}</pre></div>
+<div><table><tr><td>{ident}</td></tr></table></div></article></body></html>"""
+#: The same page made to fit, as the site's CSS does it: the identifier may break, the
+#: output keeps its lines, and code and table scroll in their own box.
+FITTING_PAGE = OVERFLOWING_PAGE.replace("pre-wrap", "pre").replace(
+    "</head>", "<style>pre, div:has(> table) {{ overflow-x: auto; }}"
+    " code {{ overflow-wrap: anywhere; }}</style></head>")
+
+
 def test_the_width_checks_catch_overflow(browser, tmp_path):
-    """The checkers themselves: a wide code line and a wide table are reported."""
-    wide = "x" * 300
-    html = (f'<article><div class="highlight"><pre>{wide}</pre></div>'
-            f"<div><table><tr><td>{wide}</td></tr></table></div></article>")
-    page = browser.new_page(viewport={"width": 390, "height": 844})
+    """The checkers themselves, on pages served like the site: a page that overflows a
+    phone fails the phone check (and a fitting one passes); a wrapped output, a wide code
+    line and a wide table are reported; a page over the weight limit is caught."""
+    wide = dict(ident="posenc." + "very_long_identifier_" * 4, row="| +1.010 | " * 30)
+    (tmp_path / "wide.html").write_text(OVERFLOWING_PAGE.format(**wide), encoding="utf-8")
+    (tmp_path / "fits.html").write_text(FITTING_PAGE.format(**wide), encoding="utf-8")
+    (tmp_path / "heavy.js").write_text("//" + "x" * PAGE_WEIGHT_LIMIT, encoding="utf-8")
+    heavy_page = FITTING_PAGE.format(**wide).replace(
+        "</body>", '<script src="heavy.js"></script></body>')
+    (tmp_path / "heavy.html").write_text(heavy_page, encoding="utf-8")
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        page.set_content(html)
-        found = page.evaluate(_SIDEWAYS)
-        widths = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        over, fits, heavy = (open_on_a_phone(browser, base + name)
+                             for name in ("wide.html", "fits.html", "heavy.html"))
+        page = browser.new_page(viewport={"width": PHONE_WIDTH, "height": 844})
+        try:
+            page.goto(base + "wide.html")
+            sideways = page.evaluate(_SIDEWAYS)
+        finally:
+            page.close()
     finally:
-        page.close()
-    assert len(found) == 2 and found[0].startswith("pre") and found[1].startswith("table")
-    assert widths[0] > widths[1]
+        server.shutdown()
+        server.server_close()
+    assert phone_width_problem("wide.html", over), over["width"]
+    assert phone_width_problem("fits.html", fits) is None, fits["width"]
+    assert len(over["outputs"]["wrapped"]) == 1 and not fits["outputs"]["wrapped"]
+    assert len(fits["outputs"]["scrolls"]) == 1
+    assert [line.split()[0] for line in sideways] == ["pre", "table"], sideways
+    assert fits["bytes"] < PAGE_WEIGHT_LIMIT < heavy["bytes"]
 
 
 def interactive_pages(html: Path) -> list[str]:
@@ -1002,6 +1203,46 @@ def test_favicon_and_no_cdn_in_any_page(book_build):
             assert not re.match(r"(https?:)?//", src), (
                 f"{rel} loads {src} from another host"
             )
+
+
+def test_pages_load_no_icon_kit_and_search_index_only_where_searched(book_build):
+    """Font Awesome's 1.5 MB JavaScript kit is served nowhere (the theme's CSS web fonts
+    draw the icons), and the search index is loaded by the search page only
+    (_ext/posenc_site.py, ``_drop_icon_kit``)."""
+    _, _, html = book_build
+    assert not (html / "_static" / "scripts" / "fontawesome.js").exists()
+    assert "searchindex.js" in (html / "search.html").read_text(encoding="utf-8")
+    for page in html.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "fontawesome.js" not in text, f"{page.relative_to(html)} loads the icon kit"
+        if page.name != "search.html":
+            assert "searchindex.js" not in text, f"{page.relative_to(html)} loads the index"
+
+
+def test_the_site_carries_its_source(book_build):
+    """The book's source, one click away: the site holds the repository's tracked files as
+    built (a .tar.gz written by _ext/posenc_site.py), linked from the landing page and
+    from every chapter's download menu, with posenc, requirements.txt, the README and the
+    notebooks in it; a notebook's first cell names the file (scripts/book_home.py)."""
+    import tarfile
+
+    _, _, html = book_build
+    archive = html / _BOOK_HOME.SOURCE_ARCHIVE
+    assert archive.is_file(), f"no source archive at {archive}"
+    with tarfile.open(archive) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    needed = {"README.md", "requirements.txt", "pyproject.toml", "posenc/__init__.py",
+              "_config.yml", *(f"book/{nb.name}" for nb in notebooks())}
+    assert needed <= names, f"missing from the archive: {sorted(needed - names)}"
+    link = f'href="../{_BOOK_HOME.SOURCE_ARCHIVE}"'
+    assert link in (html / "book" / "intro.html").read_text(encoding="utf-8"), (
+        "the landing page does not link the source archive")
+    for nb in notebooks():
+        text = (html / "book" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        assert link in text and "download-book-source-button" in text, (
+            f"{nb.stem}: no source archive in the download menu")
+    if _BOOK_HOME.load_home() is None:
+        assert Path(_BOOK_HOME.SOURCE_ARCHIVE).name in _BOOK_HOME.install_cell(None)
 
 
 def test_every_posenc_module_has_an_api_page():

@@ -175,3 +175,73 @@ def test_wide_printed_rows_stay_on_one_line(pdf):
         f"{len(broken)} of {len(checked)} wide printed rows are not on one line of the "
         "PDF's text (wrapped mid-row?):\n" + "\n".join(broken)
     )
+
+
+# ------------------------------------------------------------ a PDF you would print ----
+
+#: What the screen shows for a reader to click and paper must not: the hidden install
+#: cell's toggle, the atlas's sort arrows and filter box, a slider's label.
+CONTROLS_ON_PAPER = ("Show code cell source", "\u2195", "\u25b2", "\u25bc", "Filter rows")
+
+
+def chapter_heading_titles() -> list[str]:
+    """The titles of the chapters (one notebook each), as :func:`chapter_titles` reads
+    them."""
+    titles = []
+    for page in toc_pages():
+        stem = page.removeprefix("book/").removesuffix(".html")
+        nb = BOOK / f"{stem}.ipynb"
+        if nb.is_file():
+            cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+            heading = next(line for line in "".join(cells[0]["source"]).splitlines()
+                           if line.startswith("# "))
+            titles.append(heading[2:].replace("`", "").strip())
+    return titles
+
+
+def print_problems(pages: list[str], chapters: list[str]) -> list[str]:
+    """What is wrong with a PDF, read as ``pages`` (the text of each page, in order), for
+    a book whose chapters are titled ``chapters``: controls printed
+    (:data:`CONTROLS_ON_PAPER`); no printed table of contents (a page under "Chapter
+    map" listing every chapter); a chapter that does not start a page (its title in the
+    first lines of some page)."""
+    problems = []
+    for control in CONTROLS_ON_PAPER:
+        where = [i + 1 for i, page in enumerate(pages) if control in page]
+        if where:
+            problems.append(f"{control!r} printed on pages {where[:8]}")
+    flat = [_flat(page) for page in pages]
+    contents = next((page for page in flat if "Chapter map" in page), "")
+    listed = contents.split("Chapter map", 1)[-1]
+    missing = [c for c in chapters if _flat(c) not in listed]
+    if missing:
+        problems.append(f"no printed table of contents under 'Chapter map' for {missing}")
+    for title in chapters:
+        start = _flat(title)[:40]
+        if not any(page[:200].find(start) >= 0 for page in flat):
+            problems.append(f"chapter {title!r} does not start a new page")
+    return problems
+
+
+def test_pdf_prints_like_a_book(pdf):
+    """No controls on paper, a printed table of contents, each chapter on a new page."""
+    _, text, _, _ = pdf
+    pages = text.split("\f")
+    problems = print_problems(pages, chapter_heading_titles())
+    assert not problems, "the PDF as printed:\n" + "\n".join(problems)
+
+
+def test_the_print_check_catches_a_badly_printed_book():
+    """The checker itself, on the pages of a book printed badly: a control printed, no
+    table of contents, a chapter that starts mid-page (and on those of one printed well)."""
+    chapters = ["1. Why positions", "2. Sinusoidal"]
+    good = ["Title", "Chapter map 1. Why positions 2. Sinusoidal",
+            "1. Why positions\ntext", "more", "2. Sinusoidal\ntext"]
+    bad = ["Title", "Chapter map", "1. Why positions\nShow code cell source\n" + "x " * 200
+           + "2. Sinusoidal\nmodel \u2195"]
+    assert print_problems(good, chapters) == []
+    found = print_problems(bad, chapters)
+    assert any("Show code cell source" in p for p in found)
+    assert any("\u2195" in p for p in found)
+    assert any("table of contents" in p for p in found)
+    assert any("2. Sinusoidal" in p and "new page" in p for p in found)
