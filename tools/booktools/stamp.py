@@ -3,11 +3,13 @@ command 1 has just built instead of building it a second time.
 
 After an HTML build that finished with no warning under ``-n -W`` (nitpicky, warnings as
 errors) that read every document (an incremental build does not repeat the warnings
-of the pages it did not re-read, so it is never stamped), this extension writes
-``<build>/posenc-html-stamp.json`` beside the ``html`` folder: a digest of every input of
-the build. ``tests/conftest.py`` (the ``book_build`` fixture) computes the same digest and
+of the pages it did not re-read, so it is never stamped: :func:`clean_build`), the Sphinx
+extension ``_ext/posenc_stamp.py`` writes ``<build>/posenc-html-stamp.json`` beside the
+``html`` folder (:func:`stamp_path`): :func:`inputs_digest`, a digest of every input of the
+build. ``tests/conftest.py`` (the ``book_build`` fixture) computes the same digest and
 reuses the built site only when the two agree; any other build (a warning, an error, no
-``-W``, an incremental build) removes the stamp.
+``-W``, an incremental build) removes the stamp. This module holds what both sides share;
+the extension holds only the Sphinx hooks.
 
 The inputs are the files git lists in the repository (tracked, and untracked but not
 ignored) except those no build reads (``tests/``, ``benchmarks/``, ``.ci/``), each file's
@@ -19,7 +21,6 @@ nothing is stamped and nothing reused.
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -50,11 +51,8 @@ def inputs_digest(root: Path) -> str | None:
 
 
 def stamp_path(html_dir: Path) -> Path:
+    """Where the stamp of a build whose HTML is in ``html_dir`` lies (beside that folder)."""
     return Path(html_dir).parent / STAMP
-
-
-def _note_reads(app, env, docnames) -> None:
-    app.posenc_read_all = set(docnames) >= set(env.found_docs)
 
 
 def clean_build(app, exception) -> bool:
@@ -65,19 +63,3 @@ def clean_build(app, exception) -> bool:
             # -W: Sphinx 7.4 keeps it as warningiserror, or with --keep-going as keep_going
             and bool(getattr(app, "warningiserror", False) or getattr(app, "keep_going", False))
             and getattr(app, "_warncount", 1) == 0)
-
-
-def _write_stamp(app, exception) -> None:
-    path = stamp_path(Path(app.outdir))
-    path.unlink(missing_ok=True)
-    if not clean_build(app, exception):
-        return
-    digest = inputs_digest(Path(app.srcdir))
-    if digest is not None:
-        path.write_text(json.dumps({"inputs": digest}) + "\n")
-
-
-def setup(app):
-    app.connect("env-before-read-docs", _note_reads)
-    app.connect("build-finished", _write_stamp, priority=900)  # after every other handler
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
