@@ -1,70 +1,22 @@
-"""A stamp of a clean site build, so the test command can reuse the site that README
-command 1 has just built instead of building it a second time.
+"""The Sphinx side of the stamp of a clean site build (``_config.yml``: ``posenc_stamp``).
 
-After an HTML build that finished with no warning under ``-n -W`` (nitpicky, warnings as
-errors) that read every document (an incremental build does not repeat the warnings
-of the pages it did not re-read, so it is never stamped), this extension writes
-``<build>/posenc-html-stamp.json`` beside the ``html`` folder: a digest of every input of
-the build. ``tests/conftest.py`` (the ``book_build`` fixture) computes the same digest and
-reuses the built site only when the two agree; any other build (a warning, an error, no
-``-W``, an incremental build) removes the stamp.
-
-The inputs are the files git lists in the repository (tracked, and untracked but not
-ignored) except those no build reads (``tests/``, ``benchmarks/``, ``.ci/``), each file's
-path and bytes, plus the name and version of every installed distribution (a changed
-Sphinx, theme or ``posenc`` changes the digest). Without git the digest is ``None``:
-nothing is stamped and nothing reused.
+After a build, this extension removes ``<build>/posenc-html-stamp.json`` and writes it
+again only when the build was clean and read every document; what a clean build is, the
+digest of the build's inputs and where the stamp lies are :mod:`booktools.stamp`
+(``tools/booktools/stamp.py``), which ``tests/conftest.py`` uses to decide whether the
+test run may reuse the site.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import subprocess
-from importlib import metadata
 from pathlib import Path
 
-STAMP = "posenc-html-stamp.json"
-#: Folders and files of the repository that no build of the site reads.
-NOT_INPUTS = ("tests/", "benchmarks/", ".ci/", "CONTRIBUTING.md")
-
-
-def inputs_digest(root: Path) -> str | None:
-    """SHA-256 of the site build's inputs under ``root`` and the installed distributions,
-    or ``None`` where git cannot list the files."""
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, check=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    digest = hashlib.sha256()
-    for name in sorted({n for n in listed.decode().split("\0") if n}):
-        if name.startswith(NOT_INPUTS) or not (root / name).is_file():
-            continue
-        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
-    # a set: a distribution found twice on sys.path (an egg-info in the cwd) counts once
-    dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()})
-    digest.update("\n".join(dists).encode())
-    return digest.hexdigest()
-
-
-def stamp_path(html_dir: Path) -> Path:
-    return Path(html_dir).parent / STAMP
+from booktools.stamp import clean_build, inputs_digest, stamp_path
 
 
 def _note_reads(app, env, docnames) -> None:
     app.posenc_read_all = set(docnames) >= set(env.found_docs)
-
-
-def clean_build(app, exception) -> bool:
-    """Whether ``app``'s build is one the tests may reuse: HTML, nitpicky, warnings as
-    errors, every document read, finished without an exception or a single warning."""
-    return (exception is None and app.builder.name == "html" and bool(app.config.nitpicky)
-            and getattr(app, "posenc_read_all", False)
-            # -W: Sphinx 7.4 keeps it as warningiserror, or with --keep-going as keep_going
-            and bool(getattr(app, "warningiserror", False) or getattr(app, "keep_going", False))
-            and getattr(app, "_warncount", 1) == 0)
 
 
 def _write_stamp(app, exception) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from booktools.stamp import STAMP, inputs_digest
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 
@@ -126,22 +128,11 @@ def root() -> Path:
     return ROOT
 
 
-def load_stamp():
-    """``_ext/posenc_stamp.py`` (the digest of a site build's inputs) as a module."""
-    name = "posenc_stamp"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "_ext" / "posenc_stamp.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def current_site(build_dir: Path, digest: str | None) -> bool:
     """Whether ``build_dir`` holds a clean site build of exactly these inputs: its stamp
-    (written by _ext/posenc_stamp.py after a build with no warning under ``-n -W``) names
-    ``digest``."""
-    stamp = build_dir / load_stamp().STAMP
+    (:data:`booktools.stamp.STAMP`, written by _ext/posenc_stamp.py after a build with no
+    warning under ``-n -W``) names ``digest``."""
+    stamp = build_dir / STAMP
     if digest is None or not stamp.is_file() or not (build_dir / "html" / "index.html").is_file():
         return False
     try:
@@ -164,7 +155,7 @@ def book_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("book")
     start = time.perf_counter()
     if os.environ.get("POSENC_FRESH_BUILD") != "1" and current_site(
-            ROOT / "_build", load_stamp().inputs_digest(ROOT)):
+            ROOT / "_build", inputs_digest(ROOT)):
         shutil.copytree(ROOT / "_build" / "html", out / "_build" / "html")
         SITE_REPORT["book build"] = "reused README command 1's build (its stamp is current)"
         SITE_REPORT["book build seconds"] = round(time.perf_counter() - start, 1)

@@ -1,6 +1,7 @@
 """The atlas (``book/atlas.md``): its row functions on hand-made configs, and the page.
 
-The row functions of :mod:`posenc.hf_config.atlas` are checked on small configs whose
+The summaries of :mod:`posenc.hf_config.summary` and the row functions of
+:mod:`booktools.atlas` (the page renderer, ``tools/booktools/``) are checked on small configs whose
 answer is known by construction (a Gemma-3-like 5 : 1 sliding stack, a Qwen3-Next-like
 3 : 1 linear stack, SmolLM3-like NoPE flags, an MLA head, a refused family). The page
 test regenerates the atlas in memory from the pinned ``transformers`` (as
@@ -9,7 +10,6 @@ test regenerates the atlas in memory from the pinned ``transformers`` (as
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
@@ -17,18 +17,11 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from posenc.hf_config import atlas
+from booktools import atlas
+from posenc.hf_config import summary
 from posenc.hf_config.families import FAMILIES
 
-BUILD = ROOT / "scripts" / "build_atlas.py"
 PAGE = ROOT / "book" / "atlas.md"
-
-
-def _build_module():
-    spec = importlib.util.spec_from_file_location("build_atlas", BUILD)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _gemma3_like(n=26):
@@ -67,18 +60,18 @@ def _qwen3_next_like(n=48):
      "irregular (10 layers): 2 full, 8 sliding; full at 0, 4"),
 ])
 def test_layer_pattern(types, expected):
-    assert atlas.layer_pattern(types) == expected
+    assert summary.layer_pattern(types) == expected
 
 
 def test_period_is_the_shortest_repeating_unit():
-    assert atlas.period(list("aab" * 3 + "aa")) == 3
-    assert atlas.period(list("abab")) == 2
-    assert atlas.period(list("aaaa")) == 1
-    assert atlas.period(list("abc")) == 3
+    assert summary.period(list("aab" * 3 + "aa")) == 3
+    assert summary.period(list("abab")) == 2
+    assert summary.period(list("aaaa")) == 1
+    assert summary.period(list("abc")) == 3
     with pytest.raises(ValueError, match="at least one"):
-        atlas.period([])
+        summary.period([])
     with pytest.raises(ValueError, match="at least one"):
-        atlas.layer_pattern([])
+        summary.layer_pattern([])
 
 
 # --------------------------------------------------------------------------- rows ----
@@ -146,10 +139,10 @@ def test_mrope_default_is_read_from_the_rotary_module():
     """Qwen2-VL's text rotary module falls back on [16, 24, 24] (transformers 5.24,
     Qwen2VLRotaryEmbedding.__init__); Llama's has no M-RoPE."""
     pytest.importorskip("transformers")
-    module = _build_module()
-    sweep = module._load("hf_sweep")
-    assert module.mrope_default(sweep, "qwen2_vl_text") == (16, 24, 24)
-    assert module.mrope_default(sweep, "llama") is None
+    from booktools import hf_sweep
+
+    assert atlas.mrope_default(hf_sweep, "qwen2_vl_text") == (16, 24, 24)
+    assert atlas.mrope_default(hf_sweep, "llama") is None
 
 
 def test_refused_family_gives_its_reason():
@@ -203,7 +196,7 @@ def test_rotated_part_needs_a_rope_layer():
 
     spec = layer_specs(_qwen3_next_like(4))[0]  # a linear-attention layer
     with pytest.raises(ValueError, match="use_rope"):
-        atlas.rotated_part(spec)
+        summary.rotated_part(spec)
 
 
 # ------------------------------------------------------------------------ render ----
@@ -245,7 +238,7 @@ def test_atlas_is_in_the_back_matter():
 
 def test_atlas_page_is_not_stale():
     pytest.importorskip("transformers")
-    expected = _build_module().build_page()
+    expected = atlas.build_page()
     committed = PAGE.read_text(encoding="utf-8")
     assert committed == expected, (
         "book/atlas.md is stale: run python scripts/build_atlas.py and commit the page"
@@ -253,7 +246,7 @@ def test_atlas_page_is_not_stale():
 
 
 def test_check_flag_reports_a_stale_page(tmp_path, monkeypatch):
-    module = _build_module()
+    module = atlas
     monkeypatch.setattr(module, "build_page", lambda: "new\n")
     monkeypatch.setattr(module, "ROOT", tmp_path)
     monkeypatch.setattr(module, "PAGE", tmp_path / "atlas.md")
@@ -263,7 +256,14 @@ def test_check_flag_reports_a_stale_page(tmp_path, monkeypatch):
     assert module.main(["--check"]) == 0
 
 
+def test_the_script_is_the_entry_point_of_booktools_atlas():
+    """``scripts/build_atlas.py`` runs :func:`booktools.atlas.main` (its ``--help``)."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_atlas.py"), "--help"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and "--check" in out.stdout, out.stderr
+
+
 def test_module_does_not_import_transformers():
-    code = ("import sys; import posenc.hf_config.atlas; "
+    code = ("import sys; import posenc.hf_config.summary, booktools.atlas; "
             "sys.exit('transformers' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0

@@ -1,10 +1,10 @@
 """The test run reuses README command 1's site only when that build is clean and current.
 
-``_ext/posenc_stamp.py`` stamps a build that read every page and finished with no warning
-under ``-n -W``; ``book_build`` (tests/conftest.py) reuses it only when the stamp names the
-digest of the current inputs. Each way a reused site could be wrong is broken on purpose
-here: a warning, no ``-W``, an incremental build, an exception, another builder, a changed
-input, a stale or missing stamp.
+``_ext/posenc_stamp.py`` (with :mod:`booktools.stamp`) stamps a build that read every page
+and finished with no warning under ``-n -W``; ``book_build`` (tests/conftest.py) reuses it
+only when the stamp names the digest of the current inputs. Each way a reused site could be
+wrong is broken on purpose here: a warning, no ``-W``, an incremental build, an exception,
+another builder, a changed input, a stale or missing stamp.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import subprocess
 from types import SimpleNamespace
 
 import pytest
-from conftest import current_site, load_stamp
+from conftest import current_site
 
-stamp = load_stamp()
+from booktools import stamp
 
 
 def _app(**change):

@@ -420,7 +420,7 @@ def test_reader_never_changes_the_callers_config():
 # copies of those files; the other values are as the releases give them to our knowledge,
 # and each test holds for the pattern whatever the exact widths. Each is compared layer by
 # layer with what the family's own rotary module and attention layers do
-# (tests/hf_sweep.py), for the dict and for the config object transformers builds from it.
+# (booktools.hf_sweep), for the dict and for the config object transformers builds from it.
 
 SMOLLM3_3B = {  # HuggingFaceTB/SmolLM3-3B: every 4th layer without RoPE
     "model_type": "smollm3", "hidden_size": 2048, "num_attention_heads": 16,
@@ -492,7 +492,7 @@ HYBRIDS = {
 
 @pytest.mark.parametrize("name", sorted(HYBRIDS))
 def test_published_hybrids_match_the_families_own_layers(name):
-    import hf_sweep
+    from booktools import hf_sweep
 
     d = HYBRIDS[name]
     obj = hf_config(d)
@@ -540,7 +540,7 @@ def test_published_hybrids_layer_facts():
 def test_apply_layer_rope_rotates_like_the_family(name):
     """posenc's own rotation, called with each layer's spec, gives the q·k scores the
     family's attention computes (hf_sweep.compare replays its rotary calls)."""
-    import hf_sweep
+    from booktools import hf_sweep
 
     d = HYBRIDS[name]
     specs = H.layer_specs(d)
@@ -606,7 +606,7 @@ def test_phimoe_length_mscale_matches_the_module(seq_len):
 def test_glm4_without_the_key_rotates_half_the_head():
     """GLM-4's config class defaults partial_rotary_factor to 0.5; a config.json without
     the key must read the same, interleaved pairs inside the rotated half."""
-    import hf_sweep
+    from booktools import hf_sweep
 
     d = {"model_type": "glm4", "hidden_size": 4096, "num_attention_heads": 32,
          "num_key_value_heads": 2, "head_dim": 128, "num_hidden_layers": 4,
@@ -711,7 +711,7 @@ CHECKPOINT_KEYS = {
 
 @pytest.mark.parametrize("name", sorted(CHECKPOINT_KEYS))
 def test_checkpoint_keys_match_the_families_own_layers(name):
-    import hf_sweep
+    from booktools import hf_sweep
 
     d = CHECKPOINT_KEYS[name]
     obj = hf_config(d)
@@ -924,14 +924,15 @@ def test_legacy_rope_type_names_only_where_the_class_renames_them():
 # nothing to its layer_rope_theta == 0 layers. The family sweep runs each attention with
 # the rotary module's tables and so cannot see that decision; these tests run the base
 # model itself on the meta device, record what it hands every decoder layer, and rebuild
-# the rotary module that made it on the CPU (tests/test_hf_sweep.py: CHECKED_ELSEWHERE).
+# the rotary module that made it on the CPU (booktools.hf_sweep.CHECKED_ELSEWHERE; the
+# family sweep, tests/test_hf_sweep.py, reports them as checked elsewhere).
 
 
 def model_level_positions(cfg) -> list:
     """Per decoder layer of ``cfg``'s base model: ``(inv_freq, attention_scaling,
     window)`` of the rotary module whose output the model passes the layer, or
     ``(None, None, window)`` when it passes none."""
-    import hf_sweep
+    from booktools import hf_sweep
 
     cfg = copy.deepcopy(cfg)
     cfg._attn_implementation = "eager"

@@ -3,7 +3,7 @@ posenc the way ``transformers`` runs it.
 
 For every family the family sweep (``tests/test_hf_sweep.py``) matches, and for every family
 with a posenc record whose default config ``transformers`` cannot build (checked on a
-repaired baseline, :data:`REPAIRS`), :mod:`hf_keys` discovers the candidate keys from the
+repaired baseline, :data:`REPAIRS`), :mod:`booktools.hf_keys` discovers the candidate keys from the
 config class (fields, attributes, legacy ``kwargs`` reads, keys the modeling code reads),
 moves each through a few valid values and compares
 :func:`posenc.hf_config.layer_specs` — on the config object and on the ``config.json`` of
@@ -20,11 +20,11 @@ import dataclasses
 import functools
 from collections import Counter
 
-import hf_keys
 import pytest
 import test_hf_sweep
 from conftest import SWEEP_REPORT
 
+from booktools import hf_keys
 from posenc import hf_config as H
 
 #: Baseline overrides tried, in order, for a family with a posenc record whose default config

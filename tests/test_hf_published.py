@@ -17,10 +17,10 @@ from __future__ import annotations
 import copy
 import inspect
 
-import hf_sweep
 import pytest
 from transformers import CONFIG_MAPPING
 
+from booktools import hf_sweep
 from posenc import hf_config as H
 
 # --------------------------------------------------------------------------- configs

@@ -1,10 +1,10 @@
 """Every RoPE family in the pinned ``transformers``, read by posenc the way it runs.
 
-One pass over every text family with a rotary module (found by :mod:`hf_sweep` from
+One pass over every text family with a rotary module (found by :mod:`booktools.hf_sweep` from
 ``transformers`` itself): each family's default config goes through
 :func:`posenc.hf_config.layer_specs` (as the config object and as its ``config.json``
 dict, also without the keys its config class derives), and each layer is compared with
-what the family's own rotary module and attention ``forward`` do (see :mod:`hf_sweep`).
+what the family's own rotary module and attention ``forward`` do (see :mod:`booktools.hf_sweep`).
 Every family must end *matched* or *refused by name*; none may be silently wrong, and at
 least 90 % of the text families transformers can build must match. The test prints the
 coverage table.
@@ -16,22 +16,12 @@ import copy
 import functools
 import warnings
 
-import hf_sweep
 import pytest
 import torch
 
+from booktools import hf_sweep
+from booktools.hf_sweep import CHECKED_ELSEWHERE
 from posenc import hf_config as H
-
-#: Families whose layers the meta-device sweep cannot run, checked instead against the
-#: family's own modules on a published config (the test that does it is named).
-#: Granite-SWA and Muse: their *model* decides per layer (a base per layer_rope_theta, none
-#: for theta 0), which running each attention with one rotary module cannot see; the named
-#: test runs the base model and rebuilds the rotary module it hands each layer.
-_MODEL_DECIDES = "test_hf_config.py::test_layer_rope_theta_families_match_the_model"
-CHECKED_ELSEWHERE: dict[str, str] = {
-    "granite_swa": _MODEL_DECIDES, "granitemoe_swa": _MODEL_DECIDES,
-    "muse_glimmer_text": _MODEL_DECIDES, "muse_spark_text": _MODEL_DECIDES,
-}
 
 #: Families whose default config transformers itself cannot run (or that has an odd rotated
 #: width), checked instead on the default config with these keys changed to valid values,

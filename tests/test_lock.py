@@ -28,11 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLING = {"pip"}
 #: The project, installed by the lock's ``-e .`` line.
 PROJECT = "posenc"
+#: The editable lines the lock must hold: the library and the book's machinery
+#: (``tools/``, the package ``booktools``), both as paths relative to the repository.
+EDITABLE = {".": "the project", "./tools": "the book's machinery"}
 
 
 def requirement_lines(text: str) -> list[str]:
     """The requirement lines of a requirements file: comments, options and the
-    ``-e .`` line dropped."""
+    ``-e .`` and ``-e ./tools`` lines dropped."""
     lines = []
     for raw in text.splitlines():
         line = raw.split(" #", 1)[0].strip()
@@ -58,12 +61,14 @@ def pins(text: str) -> dict[str, str]:
 
 def direct_problems(direct_text: str, lock_text: str) -> list[str]:
     """Direct requirements that are unpinned, missing from the lock or locked at
-    another version; the lock without ``-e .``; a local build label in the lock."""
+    another version; the lock without ``-e .`` or ``-e ./tools``; a local build label in
+    the lock."""
     direct, lock = pins(direct_text), pins(lock_text)
     problems = [f"{n}: requirements.in pins {v}, the lock has {lock.get(n)}"
                 for n, v in direct.items() if lock.get(n) != v]
-    if not re.search(r"^-e \.$", lock_text, re.M):
-        problems.append("the lock does not install the project (-e .)")
+    for path, what in EDITABLE.items():
+        if not re.search(rf"^-e {re.escape(path)}$", lock_text, re.M):
+            problems.append(f"the lock does not install {what} (-e {path})")
     problems += [f"{n}=={v}: a local build label" for n, v in lock.items() if "+" in v]
     return problems
 
@@ -131,7 +136,18 @@ def test_self_test_local_label_and_missing_project():
     broken = broken.replace("\n-e .\n", "\n")
     problems = direct_problems(_read("requirements.in"), broken)
     assert any("local build label" in p for p in problems)
-    assert any("-e ." in p for p in problems)
+    assert any("(-e .)" in p for p in problems)
+
+
+def test_self_test_missing_book_tools():
+    """Without its ``-e ./tools`` line (or with it as an absolute path) the lock fails."""
+    lock = _read("requirements.txt")
+    assert "\n-e ./tools\n" in lock
+    for broken in (lock.replace("\n-e ./tools\n", "\n"),
+                   lock.replace("\n-e ./tools\n", f"\n-e {ROOT / 'tools'}\n")):
+        problems = direct_problems(_read("requirements.in"), broken)
+        assert any("(-e ./tools)" in p for p in problems)
+        assert not any("(-e .)" in p for p in problems)
 
 
 def test_self_test_unpinned_line_refused():

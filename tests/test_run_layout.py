@@ -1,17 +1,13 @@
-"""The run's layout (the root ``conftest.py``): which unit of work each test belongs to, and
+"""The run's layout (:mod:`booktools.run_layout`, whose hooks the root ``conftest.py``
+calls): which unit of work each test belongs to, and
 what the fast loop (``-m "not slow"``) leaves out. Test ids of each kind are classified as
 the scheduler and the marker see them."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
-from conftest import ROOT
 
-spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
-layout = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(layout)
+from booktools import run_layout as layout
 
 
 @pytest.mark.parametrize(("nodeid", "unit", "slow"), [

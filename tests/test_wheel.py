@@ -79,6 +79,12 @@ def copy_source(dest: Path) -> Path:
     return dest
 
 
+def book_machinery(names) -> list[str]:
+    """The files of the book's machinery (``tools/``, the package ``booktools``) among an
+    archive's ``names``: never part of the library's wheel or sdist."""
+    return [n for n in names if n.split("/")[0] in ("tools", "booktools")]
+
+
 def build(src: Path, out: Path, *, sdist: bool = True) -> dict[str, Path]:
     """Build ``src`` with this environment's setuptools; ``{"wheel": …, "sdist": …}``."""
     cmd = [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)]
@@ -277,6 +283,8 @@ def test_the_wheel_holds_every_module_the_license_and_the_declared_dependencies(
     src, dist = built
     assert wheel_problems(dist["wheel"], src) == []
     assert "posenc.hf_config.layers" in _modules(dist["wheel"])
+    with zipfile.ZipFile(dist["wheel"]) as zf:
+        assert book_machinery(zf.namelist()) == []
 
 
 def test_the_sdist_holds_the_sources_and_the_license(built):
@@ -287,6 +295,7 @@ def test_the_sdist_holds_the_sources_and_the_license(built):
         names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
     assert {"LICENSE", "pyproject.toml", "README.md"} <= names
     assert _expected_files(src) <= names
+    assert book_machinery(names) == []
 
 
 def test_the_installed_wheel_imports_runs_and_answers_outside_the_repository(built, user_env):
@@ -317,6 +326,12 @@ def test_the_command_line_of_the_installed_wheel(user_env):
 
 
 # ------------------------------------------------------------------ self-tests ----------
+
+
+def test_self_test_book_machinery_is_recognised():
+    assert book_machinery(["booktools/atlas.py", "tools/pyproject.toml", "posenc/rope.py",
+                           "posenc/hf_config/summary.py"]) == [
+        "booktools/atlas.py", "tools/pyproject.toml"]
 
 
 def test_self_test_a_wheel_built_with_the_old_package_list_fails(tmp_path):

@@ -22,7 +22,8 @@ Module layout (no import cycle): :mod:`.families` holds the records; ``_config``
 config object or ``config.json`` into the dict every reader reads (aliases, class defaults,
 the record's legacy-key translation); ``_patterns`` derives the layer types and which
 layers rotate; :mod:`.params` reads RoPE settings through one reader and one builder per
-``rope_type``; :mod:`.layers` combines them per layer; :mod:`.atlas` summarises them.
+``rope_type``; :mod:`.layers` combines them per layer; :mod:`.summary` says a layer list
+in words (the layer pattern, the rotated part) for :mod:`.report` and the book's atlas.
 
 Shape notation: ``d`` = ``head_dim``, ``r`` = ``rotary_dim``; ``inv_freq`` is ``(r/2,)``
 (``(d/2,)`` for ``proportional``), radians per position.

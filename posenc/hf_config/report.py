@@ -11,7 +11,7 @@ reads that back.
 
 Source: every fact is :func:`~posenc.hf_config.layer_specs`'s (checked against each
 family's own ``transformers`` modules by ``tests/test_hf_sweep.py``); the layer pattern is
-:func:`~posenc.hf_config.atlas.layer_pattern`'s.
+:func:`~posenc.hf_config.summary.layer_pattern`'s.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 
-from .atlas import _num, layer_pattern, period  # one number style for the atlas and the report
 from .families import ATTENTION_TYPES
 from .files import read_config
 from .layers import LayerSpec, layer_specs
 from .params import _as_dict
+from .summary import _num, layer_pattern, period  # one number style for the atlas and the report
 
 __all__ = ["ConfigReport", "LayerGroup", "config_report", "layer_ranges"]
 
@@ -116,7 +116,7 @@ class ConfigReport:
     ``model_type`` is the text model's (the one :data:`~posenc.hf_config.FAMILIES` reads);
     ``outer_model_type`` the multimodal wrapper's when the config was read through its
     ``text_config``, else ``None``. ``pattern`` is
-    :func:`~posenc.hf_config.atlas.layer_pattern` of the layer types and ``period`` the
+    :func:`~posenc.hf_config.summary.layer_pattern` of the layer types and ``period`` the
     length of the shortest repeating unit of the layer specs (the number of layers when
     nothing repeats). ``seq_len`` is the length the length-dependent RoPE types (dynamic
     NTK, LongRoPE) were evaluated at, ``None`` for what the model builds at load time.

@@ -1,9 +1,10 @@
 """The oracle of the key sweep: every position-relevant key a family's config accepts, moved.
 
-The family sweep (:mod:`hf_sweep`, ``tests/test_hf_sweep.py``) checks each family on its
-*default* config. Published checkpoints carry keys the defaults never set, so this module
-moves each key, one at a time, through a few valid values and checks posenc against what
-``transformers`` then does (the same :func:`hf_sweep.observe` / :func:`hf_sweep.compare`).
+The family sweep (:mod:`booktools.hf_sweep`, ``tests/test_hf_sweep.py``) checks each family
+on its *default* config. Published checkpoints carry keys the defaults never set, so this
+module moves each key, one at a time, through a few valid values and checks posenc against
+what ``transformers`` then does (the same :func:`booktools.hf_sweep.observe` /
+:func:`booktools.hf_sweep.compare`).
 
 **Which keys** (:func:`discover`) — nothing is hand-listed per family. For the family's text
 config class ``cls``:
@@ -42,7 +43,7 @@ layers observed, and posenc's :func:`~posenc.hf_config.layer_specs` compared on 
 object *and* on the ``config.json`` a checkpoint of that shape would carry: the baseline's
 saved dict with the keys the override changed dropped and the override written as the file
 writes it (legacy keys untranslated). Variants that change nothing but the RoPE dict reuse
-the baseline's attention calls with fresh tables (:func:`hf_sweep.retable`).
+the baseline's attention calls with fresh tables (:func:`booktools.hf_sweep.retable`).
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
-import hf_sweep
 import torch
+
+from booktools import hf_sweep
 
 #: Names of position-relevant keys (a key is a candidate when its name matches).
 POSITION_NAMES = re.compile(
@@ -466,7 +468,7 @@ def slim_layers(default) -> int:
 
 def baseline(model_type: str, repair: dict | None = None):
     """``(Context, truths)`` of the family's slimmed default (plus ``repair``), or raises
-    :class:`Refused` / :class:`hf_sweep.Untraceable`."""
+    :class:`Refused` / :class:`booktools.hf_sweep.Untraceable`."""
     default = hf_sweep.default_text_config(model_type)
     cls = type(default)
     base = dict(repair or {})

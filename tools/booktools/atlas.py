@@ -1,24 +1,30 @@
-"""The atlas: one row per model family, saying what its layers do with positions.
+"""The atlas page (``book/atlas.md``): one row per model family, saying what its layers do
+with positions.
 
 :func:`atlas_row` reads a family's config (a ``transformers`` config object or a
-``config.json`` dict) through :func:`~posenc.hf_config.layer_specs` and summarises the
+``config.json`` dict) through :func:`posenc.hf_config.layer_specs` and summarises the
 layer list in words: the layer pattern (``"5 sliding : 1 full"``, its period found from
 the list itself), the base(s), how much of each head rotates and which channels, how the
 pairs are laid out, the scaling type(s), the layers without RoPE, extra position terms,
-M-RoPE, the window(s) and the family record's note. A family that ``layer_specs`` refuses
-gets a row that gives the refusal's reason instead. :func:`render_table` writes the rows
-as a MyST ``list-table`` and :func:`render_page` the whole page
-(``scripts/build_atlas.py`` feeds it every family of the pinned ``transformers`` and writes
-``book/atlas.md``).
+M-RoPE, the window(s) and the family record's note. The pattern, the rotated part and the
+number style are the library's own (:mod:`posenc.hf_config.summary`, which the config
+report of ``posenc inspect`` uses too). A family that ``layer_specs`` refuses gets a row
+that gives the refusal's reason instead. :func:`render_table` writes the rows as a MyST
+``list-table`` and :func:`render_page` the whole page; :func:`build_page` feeds it every
+family of the pinned ``transformers`` (found by :mod:`booktools.hf_sweep`) and
+:func:`main` is ``scripts/build_atlas.py``:
 
-Everything here is a pure function of configs and ``posenc``: nothing imports
-``transformers``. Where one value holds for every RoPE layer a cell gives it once;
-otherwise it gives one value per layer type (``"sliding 10000 · full 1e6"``), in the
-order the types first appear in the layer list. Bases above 10⁵ are written ``1e6``,
-``1.6e5``; a window is the number of keys a query sees, itself included, as
-:attr:`~posenc.hf_config.LayerSpec.sliding_window` counts it.
+    python scripts/build_atlas.py           # write book/atlas.md
+    python scripts/build_atlas.py --check   # exit 1 if book/atlas.md is not what it writes
 
-Source: every fact in a row is :func:`~posenc.hf_config.layer_specs`'s, which
+Everything above :func:`build_page` is a pure function of configs and ``posenc``: importing
+this module does not import ``transformers``. Where one value holds for every RoPE layer a
+cell gives it once; otherwise it gives one value per layer type (``"sliding 10000 · full
+1e6"``), in the order the types first appear in the layer list. Bases above 10⁵ are written
+``1e6``, ``1.6e5``; a window is the number of keys a query sees, itself included, as
+:attr:`posenc.hf_config.LayerSpec.sliding_window` counts it.
+
+Source: every fact in a row is :func:`posenc.hf_config.layer_specs`'s, which
 ``tests/test_hf_sweep.py`` checks layer by layer against each family's own rotary module
 and attention layers; ``tests/test_atlas.py`` checks the summaries on hand-made configs
 and that ``book/atlas.md`` is what ``scripts/build_atlas.py`` writes.
@@ -26,19 +32,33 @@ and that ``book/atlas.md`` is what ``scripts/build_atlas.py`` writes.
 
 from __future__ import annotations
 
+import argparse
+import inspect
 import re
+import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from fractions import Fraction
+from pathlib import Path
 
-from .families import FAMILIES, UNVERIFIED
-from .layers import LayerSpec, layer_specs
-from .params import _as_dict
+from posenc.hf_config.families import FAMILIES, UNVERIFIED
+from posenc.hf_config.layers import LayerSpec, layer_specs
+from posenc.hf_config.params import _as_dict
+from posenc.hf_config.summary import _num, _short, layer_pattern, period, rotated_part
 
 __all__ = [
-    "AtlasRow", "COLUMNS", "NONE", "atlas_row", "atlas_rows", "layer_pattern", "period",
-    "render_footnotes", "render_page", "render_table", "rotated_part", "short_reason",
+    "AtlasRow", "COLUMNS", "NONE", "atlas_row", "atlas_rows", "build_page", "main",
+    "mrope_default", "render_footnotes", "render_page", "render_table", "short_reason",
 ]
+
+#: The repository (``tools/booktools/atlas.py`` is two levels below it).
+ROOT = Path(__file__).resolve().parents[2]
+#: The page the command writes.
+PAGE = ROOT / "book" / "atlas.md"
+COMMAND = "python scripts/build_atlas.py"
+#: How a rotary module falls back on an M-RoPE section of its own when the config has none
+#: (``config.rope_parameters.get("mrope_section", [16, 24, 24])`` in Qwen2-VL).
+MROPE_DEFAULT = re.compile(r"""get\(\s*["']mrope_section["']\s*,\s*\[([\d,\s]+)\]\s*\)""")
 
 #: What a cell says when the property does not apply (no RoPE layer, no window …).
 NONE = "—"
@@ -49,8 +69,6 @@ COLUMNS = (
     ("no_rope", "no RoPE"), ("extras", "extra terms"), ("windows", "window"),
     ("note", "note"),
 )
-#: Largest denominator written as a fraction (``"1/4"``); wider ratios are given as counts.
-_MAX_DENOMINATOR = 8
 
 
 @dataclass(frozen=True)
@@ -82,132 +100,6 @@ class AtlasRow:
         """``"qwen2_vl_text via qwen2_vl"``: the text model type, then the outer ones
         (``"llama (also via glmasr)"`` where ``llama`` is a model type of its own)."""
         return _family(self, lambda m: m)
-
-
-# ------------------------------------------------------------------- layer patterns ----
-
-
-def _short(layer_type: str) -> str:
-    """``"sliding_attention"`` -> ``"sliding"``; other names unchanged."""
-    return layer_type.removesuffix("_attention")
-
-
-def period(labels: list) -> int:
-    """The shortest ``p`` with ``labels[i] == labels[i % p]`` for every ``i``.
-
-    The list is the unit repeated, the last repeat possibly cut short (26 Gemma 3 layers
-    are four units of six and two more). Returns ``len(labels)`` when nothing shorter
-    repeats.
-
-    Raises:
-        ValueError: ``labels`` is empty.
-    """
-    n = len(labels)
-    if n == 0:
-        raise ValueError("labels must hold at least one layer")
-    for p in range(1, n + 1):
-        if all(labels[i] == labels[i % p] for i in range(p, n)):
-            return p
-    return n  # unreachable: p == n always repeats
-
-
-def _counts(labels: list[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for label in labels:
-        counts[label] = counts.get(label, 0) + 1
-    return counts
-
-
-def _unit(unit: list[str]) -> str:
-    """``""`` when each type of the unit forms one block, else ``", unit S F S S"``."""
-    blocks = sum(1 for i in range(len(unit)) if i == 0 or unit[i] != unit[i - 1])
-    if blocks == len(set(unit)):
-        return ""
-    initials = {label: label[0].upper() for label in unit}
-    short = len(set(initials.values())) == len(initials)
-    return ", unit " + " ".join(initials[label] if short else label for label in unit)
-
-
-def layer_pattern(layer_types: list[str]) -> str:
-    """The layer pattern in words, from the list of layer types.
-
-    * one type: ``"all full (32 layers)"``;
-    * a unit that repeats at least twice (the shortest, see :func:`period`): the counts
-      of one unit in the order it lists them, ``"5 sliding : 1 full (26 layers)"``; when
-      the types of the unit do not come in one block each, the unit follows in initials
-      (``"3 sliding : 1 full (62 layers, unit S F S S)"``: layer 1 is the first full one);
-    * the same with only the last layer breaking the repeat (Gemma 4 forces it):
-      ``"…, last layer full"``;
-    * otherwise ``"irregular"``: the counts, and the indices (from 0) of every type but
-      the most common one.
-
-    Args:
-        layer_types: one ``layer_type`` per layer (``"full_attention"``,
-            ``"sliding_attention"``, ``"linear_attention"`` …); the ``"_attention"``
-            suffix is dropped in the text.
-
-    Raises:
-        ValueError: ``layer_types`` is empty.
-    """
-    labels = [_short(t) for t in layer_types]
-    n = len(labels)
-    if n == 0:
-        raise ValueError("layer_types must hold at least one layer")
-    if len(set(labels)) == 1:
-        return f"all {labels[0]} ({n} layers)"
-    p = period(labels)
-    if 2 * p <= n:
-        return f"{_ratio(labels[:p])} ({n} layers{_unit(labels[:p])})"
-    body = labels[:-1]
-    q = period(body)
-    if len(set(body)) > 1 and 2 * q <= n - 1:
-        return f"{_ratio(body[:q])} ({n} layers{_unit(body[:q])}, last layer {labels[-1]})"
-    counts = _counts(labels)
-    common = max(counts, key=counts.get)
-    where = "; ".join(
-        f"{label} at " + ", ".join(str(i) for i, x in enumerate(labels) if x == label)
-        for label in counts if label != common)
-    listed = ", ".join(f"{c} {label}" for label, c in counts.items())
-    return f"irregular ({n} layers): {listed}; {where}"
-
-
-def _ratio(unit: list[str]) -> str:
-    return " : ".join(f"{c} {label}" for label, c in _counts(unit).items())
-
-
-# ------------------------------------------------------------------------ cells -------
-
-
-def _num(x: float) -> str:
-    """``10000`` stays ``"10000"``; ``1e6`` is ``"1e6"``, ``160000`` ``"1.6e5"``, 0.1 ``"0.1"``."""
-    if x != int(x):
-        return f"{x:g}"
-    if abs(x) < 1e5:
-        return str(int(x))
-    mantissa, exponent = f"{x:e}".split("e")
-    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
-
-
-def rotated_part(spec: LayerSpec) -> str:
-    """Which channels of one RoPE layer's head rotate, in words.
-
-    ``"all 128"`` when the whole head rotates; else the fraction (``"1/4 leading of 256"``)
-    when its denominator is at most 8, or the counts (``"64 of 192 trailing"``), with the
-    channels named as :attr:`~posenc.hf_config.LayerSpec.rope_channels` does (leading,
-    trailing, spread).
-
-    Raises:
-        ValueError: ``spec`` is a layer without RoPE.
-    """
-    if not spec.use_rope:
-        raise ValueError("rotated_part needs a layer with RoPE (spec.use_rope is False)")
-    r, d = spec.rotary_dim, spec.head_dim
-    if r == d and spec.rope_channels == "leading":
-        return f"all {d}"
-    frac = Fraction(r, d)
-    if frac.denominator <= _MAX_DENOMINATOR:
-        return f"{frac} {spec.rope_channels} of {d}"
-    return f"{r} of {d} {spec.rope_channels}"
 
 
 def _per_type(specs: list[LayerSpec], cell) -> str:
@@ -530,7 +422,7 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
         f"`transformers` {version}, the version this book pins: what each layer of that "
         "family's default configuration does with positions, as "
         "{py:func}`posenc.hf_config.layer_specs` reads it "
-        "(summarised by {py:mod}`posenc.hf_config.atlas`). "
+        "(summarised with {py:mod}`posenc.hf_config.summary`). "
         f"**{len(rows)} families, {len(rows) - len(refused)} read, {len(refused)} "
         "refused** (a refused row gives posenc's reason in one line instead of guessing, "
         "and its full reason below the table).",
@@ -606,3 +498,71 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
             ", ".join(f"`{mt}`" for mt in sorted(not_text)) + ".", "",
         ]
     return "\n".join(parts).rstrip("\n") + "\n"
+
+
+# ------------------------------------------------------------------ the page, built ----
+
+
+def mrope_default(sweep, model_type: str) -> tuple[int, ...] | None:
+    """The ``mrope_section`` a family's text rotary module uses without one in the
+    config, read from the module's source (``None``: it has no such fallback)."""
+    module = sweep._modeling(model_type)
+    for cls in sweep.rotary_classes(module) if module is not None else ():
+        found = MROPE_DEFAULT.search(inspect.getsource(cls))
+        if found:
+            return tuple(int(x) for x in found.group(1).split(",") if x.strip())
+    return None
+
+
+def build_page() -> str:
+    """The atlas page for the installed ``transformers`` (what the command writes).
+
+    The families and their default text configs come from :mod:`booktools.hf_sweep`, in
+    the same process as the tests that use it (its discovery is computed once); the
+    families it cannot run are listed as checked elsewhere
+    (:data:`booktools.hf_sweep.CHECKED_ELSEWHERE`)."""
+    import transformers
+
+    from booktools import hf_sweep as sweep
+
+    checked_elsewhere = sweep.CHECKED_ELSEWHERE
+    families = sweep.text_families()
+    configs, outer, unbuildable = {}, {}, {}
+    for name, fam in families.items():
+        if not fam.is_text:
+            continue
+        if fam.build_error:
+            unbuildable[name] = fam.build_error
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            configs[name] = sweep.default_text_config(name)
+        outer[name] = fam.outer
+    mrope = {name: m for name in configs if (m := mrope_default(sweep, name))}
+    rows = atlas_rows(configs, outer, mrope)
+    not_text = [name for name, fam in families.items() if not fam.is_text]
+    return render_page(rows, version=transformers.__version__, command=COMMAND,
+                       not_text=not_text, unbuildable=unbuildable,
+                       checked_elsewhere=checked_elsewhere)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``scripts/build_atlas.py``: write the page, or with ``--check`` exit 1 when the
+    committed page is not what it would write."""
+    parser = argparse.ArgumentParser(
+        description="Regenerate book/atlas.md: one row per RoPE family of the pinned transformers.")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if book/atlas.md differs from what would be written")
+    args = parser.parse_args(argv)
+    page = build_page()
+    if args.check:
+        current = PAGE.read_text(encoding="utf-8") if PAGE.is_file() else ""
+        if current != page:
+            print(f"{PAGE.relative_to(ROOT)} is stale: run {COMMAND}", file=sys.stderr)
+            return 1
+        print(f"{PAGE.relative_to(ROOT)} is up to date")
+        return 0
+    PAGE.write_text(page, encoding="utf-8")
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+    return 0
+

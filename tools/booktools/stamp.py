@@ -1,0 +1,65 @@
+"""A stamp of a clean site build, so the test command can reuse the site that README
+command 1 has just built instead of building it a second time.
+
+After an HTML build that finished with no warning under ``-n -W`` (nitpicky, warnings as
+errors) that read every document (an incremental build does not repeat the warnings
+of the pages it did not re-read, so it is never stamped: :func:`clean_build`), the Sphinx
+extension ``_ext/posenc_stamp.py`` writes ``<build>/posenc-html-stamp.json`` beside the
+``html`` folder (:func:`stamp_path`): :func:`inputs_digest`, a digest of every input of the
+build. ``tests/conftest.py`` (the ``book_build`` fixture) computes the same digest and
+reuses the built site only when the two agree; any other build (a warning, an error, no
+``-W``, an incremental build) removes the stamp. This module holds what both sides share;
+the extension holds only the Sphinx hooks.
+
+The inputs are the files git lists in the repository (tracked, and untracked but not
+ignored) except those no build reads (``tests/``, ``benchmarks/``, ``.ci/``), each file's
+path and bytes, plus the name and version of every installed distribution (a changed
+Sphinx, theme or ``posenc`` changes the digest). Without git the digest is ``None``:
+nothing is stamped and nothing reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+STAMP = "posenc-html-stamp.json"
+#: Folders and files of the repository that no build of the site reads.
+NOT_INPUTS = ("tests/", "benchmarks/", ".ci/", "CONTRIBUTING.md")
+
+
+def inputs_digest(root: Path) -> str | None:
+    """SHA-256 of the site build's inputs under ``root`` and the installed distributions,
+    or ``None`` where git cannot list the files."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root, capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    digest = hashlib.sha256()
+    for name in sorted({n for n in listed.decode().split("\0") if n}):
+        if name.startswith(NOT_INPUTS) or not (root / name).is_file():
+            continue
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    # a set: a distribution found twice on sys.path (an egg-info in the cwd) counts once
+    dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()})
+    digest.update("\n".join(dists).encode())
+    return digest.hexdigest()
+
+
+def stamp_path(html_dir: Path) -> Path:
+    """Where the stamp of a build whose HTML is in ``html_dir`` lies (beside that folder)."""
+    return Path(html_dir).parent / STAMP
+
+
+def clean_build(app, exception) -> bool:
+    """Whether ``app``'s build is one the tests may reuse: HTML, nitpicky, warnings as
+    errors, every document read, finished without an exception or a single warning."""
+    return (exception is None and app.builder.name == "html" and bool(app.config.nitpicky)
+            and getattr(app, "posenc_read_all", False)
+            # -W: Sphinx 7.4 keeps it as warningiserror, or with --keep-going as keep_going
+            and bool(getattr(app, "warningiserror", False) or getattr(app, "keep_going", False))
+            and getattr(app, "_warncount", 1) == 0)
