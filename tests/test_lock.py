@@ -26,8 +26,8 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parent.parent
 #: Installed by the virtual environment itself, never by the lock.
 TOOLING = {"pip"}
-#: The project, installed by the lock's ``-e .`` line.
-PROJECT = "posenc"
+#: The projects the lock installs editable (``-e .`` and ``-e ./tools``).
+PROJECTS = {"posenc", "posenc-book-tools"}
 #: The editable lines the lock must hold: the library and the book's machinery
 #: (``tools/``, the package ``booktools``), both as paths relative to the repository.
 EDITABLE = {".": "the project", "./tools": "the book's machinery"}
@@ -83,7 +83,7 @@ def closure_problems(lock: dict[str, str], requires: dict[str, list[str]]) -> li
             if req.marker is not None and not req.marker.evaluate({"extra": ""}):
                 continue
             dep = canonicalize_name(req.name)
-            if dep not in lock and dep != PROJECT:
+            if dep not in lock and dep not in PROJECTS:
                 problems.append(f"{name} needs {dep}, which the lock does not pin")
     return problems
 
@@ -93,7 +93,7 @@ def environment_problems(lock: dict[str, str], installed: dict[str, str]) -> lis
     problems = [f"{n}: locked {v}, installed {installed.get(n)}" for n, v in lock.items()
                 if installed.get(n, "").split("+")[0] != v]
     problems += [f"{n}=={v} is installed but not locked" for n, v in installed.items()
-                 if n not in lock and n not in TOOLING | {PROJECT}]
+                 if n not in lock and n not in TOOLING | PROJECTS]
     return problems
 
 
