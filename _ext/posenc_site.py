@@ -99,7 +99,7 @@ INTERACTIVE_JS = "posenc_interactive.js"
 SITE_CSS = "posenc_site.css"
 #: The CSS class that marks an interactive block (posenc.interactive.CSS_CLASS).
 INTERACTIVE_CLASS = "posenc-interactive"
-#: The sortable table's script and CSS class (posenc.hf_config.atlas.render_table).
+#: The sortable table's script and CSS class (booktools.atlas.render_table).
 ATLAS_JS = "posenc_atlas.js"
 ATLAS_CLASS = "posenc-atlas"
 
