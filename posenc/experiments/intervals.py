@@ -64,9 +64,7 @@ def bootstrap_interval(diffs, *, level: float = 0.95, resamples: int = RESAMPLES
         ValueError: not a 2-D matrix with at least one row and column, or ``level``
             outside (0, 1).
     """
-    d = _matrix(diffs)
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
+    d = _matrix(diffs, level)
     s, j = d.shape
     ws, wj = _weights(int(seed), int(resamples), s, j)
     stats = ((ws @ d) * wj).sum(1)
@@ -159,10 +157,14 @@ def _t_quantile_array(p: float, df):
     return float(x) if scalar else x
 
 
-def _matrix(diffs) -> np.ndarray:
+def _matrix(diffs, level: float | None = None) -> np.ndarray:
+    """``diffs`` as a float64 ``(seeds, spans)`` matrix, and ``level`` (when given) checked
+    to lie in (0, 1)."""
     d = np.asarray(diffs, dtype=np.float64)
     if d.ndim != 2 or 0 in d.shape:
         raise ValueError(f"diffs must be a (seeds, spans) matrix, got shape {d.shape}")
+    if level is not None and not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
     return d
 
 
@@ -182,9 +184,7 @@ def crossed_variance(diffs, *, level: float = 0.95) -> dict:
         ValueError: not a 2-D matrix with at least one row and column, or ``level``
             outside (0, 1).
     """
-    d = _matrix(diffs)
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
+    d = _matrix(diffs, level)
     s, j = d.shape
     if s == 1 or j == 1:
         k = d.size
