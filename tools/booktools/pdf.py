@@ -31,7 +31,7 @@ import sys
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUTPUT = ROOT / "_build" / "pdf" / "positional-encoding-executed.pdf"
 #: The single page, copied to the root of the singlehtml output (see build_single_page).
 SINGLE_PAGE = "book.html"

@@ -37,7 +37,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "_config.yml"
 #: What a reader runs in a clone to install posenc and everything else (README, "Set up").
 CLONE_INSTALL = "python -m pip install -r requirements.txt"
