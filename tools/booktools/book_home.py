@@ -25,6 +25,9 @@ the notebooks at that revision, so a reader gets the code that produced the outp
 
     python scripts/book_home.py           # stamp every notebook's install cell
     python scripts/book_home.py --check   # exit 1 if a notebook's install cell differs
+
+(``scripts/book_home.py`` is the entry point; this module, :mod:`booktools.book_home`, the
+logic, imported by ``_ext/posenc_site.py``, ``scripts/execute_notebooks.py`` and the tests.)
 """
 
 from __future__ import annotations
@@ -235,6 +238,33 @@ def api_link(home: Home | None) -> str:
     )
 
 
+#: The MyST substitution that names the repository on the API page (book/api.md).
+REPOSITORY_SUBSTITUTION = "book_repository"
+
+
+def apply_home(config, home: Home | None) -> None:
+    """Set the repository/launch buttons and the API page's link in the Sphinx ``config``
+    for ``home`` (``_ext/posenc_site.py`` calls it at ``config-inited``).
+
+    Raises:
+        ValueError: the theme's repository URL (as Jupyter Book passed it on) is not
+            the configured home, e.g. ``repository.url`` was deleted from ``_config.yml``
+            and Jupyter Book's default repository took its place.
+    """
+    options = dict(config.html_theme_options or {})
+    given = options.get("repository_url") or ""
+    if given and given != (home.url if home else ""):
+        raise ValueError(
+            f"the theme's repository_url is {given!r}, not the book's home "
+            f"({home.url if home else 'none'}): set repository.url in _config.yml only, "
+            'and keep url: "" there while the book has no public repository'
+        )
+    config.html_theme_options = theme_options(options, home)
+    substitutions = dict(config.myst_substitutions or {})
+    substitutions[REPOSITORY_SUBSTITUTION] = api_link(home)
+    config.myst_substitutions = substitutions
+
+
 def main(argv: list[str]) -> int:
     check = argv == ["--check"]
     if argv and not check:
@@ -255,7 +285,3 @@ def main(argv: list[str]) -> int:
     if not stale:
         print(f"every install cell matches {where}")
     return 1 if check and stale else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -3,6 +3,8 @@
     python scripts/build_pdf.py                  # -> _build/pdf/positional-encoding-executed.pdf
     python scripts/build_pdf.py --output book.pdf
 
+(``scripts/build_pdf.py`` is the entry point; this module, :mod:`booktools.pdf`, the logic.)
+
 Steps: ``jupyter-book build`` with Sphinx's ``singlehtml`` builder puts every chapter on
 one page (internal links become ``#anchor`` links on that page); the page is served on
 127.0.0.1 and opened in Debian's Chromium (the browser the site tests use, driven by
@@ -23,29 +25,17 @@ the PDF's path on success; a non-zero status with the reason otherwise.
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
+
+from booktools.browser import find_chromium, launch, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUTPUT = ROOT / "_build" / "pdf" / "positional-encoding-executed.pdf"
 #: The single page, copied to the root of the singlehtml output (see build_single_page).
 SINGLE_PAGE = "book.html"
-#: Chromium's flags, shared with tests/test_browser.py: every host but localhost is
-#: unresolvable, so a third-party request fails at once even where there is network.
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # CI runs as root
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-]
 #: Runs in the page before printing: every formula typeset, fonts and images loaded,
 #: every interactive figure drawn.
 _READY = r"""
@@ -167,16 +157,6 @@ _PRINTED_CONTENTS = r"""
 PRINT_WIDTH_PX = round((210 - 2 * 14) / 25.4 * 96)
 
 
-def find_chromium() -> str | None:
-    """Debian's Chromium or another Chromium on PATH (never a downloaded one)."""
-    if Path("/usr/bin/chromium").is_file():
-        return "/usr/bin/chromium"
-    for name in ("chromium", "chromium-browser"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 def build_single_page(out: Path) -> Path:
     """Run Sphinx's ``singlehtml`` builder through jupyter-book; return the page's folder."""
     jb = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
@@ -206,52 +186,30 @@ def root_document() -> str:
     return f"{toc['root']}.html"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
-        pass
-
-
 def print_pdf(page_dir: Path, output: Path) -> None:
     """Serve ``page_dir`` on 127.0.0.1 and print its single page to ``output``."""
-    from playwright.sync_api import sync_playwright
-
     chromium = find_chromium()
     if chromium is None:
         raise RuntimeError("no Chromium found: apt-get install chromium (Debian)")
-    handler = functools.partial(_QuietHandler, directory=str(page_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, headless=True,
-                                         args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.set_default_timeout(120_000)
-                page.goto(f"http://127.0.0.1:{server.server_address[1]}/{SINGLE_PAGE}",
-                          wait_until="load")
-                # Lay the page out as printed: print styles, and the paper's text width,
-                # so the interactive figures are drawn at the size they are printed.
-                page.emulate_media(media="print")
-                page.set_viewport_size({"width": PRINT_WIDTH_PX, "height": 900})
-                missing = page.evaluate(_READY)
-                if missing:
-                    raise RuntimeError(f"interactive figures not drawn: {missing}")
-                page.evaluate(_RESIZE)
-                page.evaluate(_FIT_WIDE_BLOCKS, MIN_PRINT_FONT_PX)
-                page.evaluate(_KEEP_SHORT_CODE_WHOLE, KEEP_WHOLE_LINES)
-                page.evaluate(_PRINTED_CONTENTS)
-                output.parent.mkdir(parents=True, exist_ok=True)
-                page.pdf(path=str(output), format="A4", print_background=True, outline=True,
-                         tagged=True, margin={"top": "16mm", "bottom": "16mm",
-                                              "left": "14mm", "right": "14mm"})
-            finally:
-                browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(page_dir) as base, launch(chromium) as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(120_000)
+        page.goto(f"{base}{SINGLE_PAGE}", wait_until="load")
+        # Lay the page out as printed: print styles, and the paper's text width,
+        # so the interactive figures are drawn at the size they are printed.
+        page.emulate_media(media="print")
+        page.set_viewport_size({"width": PRINT_WIDTH_PX, "height": 900})
+        missing = page.evaluate(_READY)
+        if missing:
+            raise RuntimeError(f"interactive figures not drawn: {missing}")
+        page.evaluate(_RESIZE)
+        page.evaluate(_FIT_WIDE_BLOCKS, MIN_PRINT_FONT_PX)
+        page.evaluate(_KEEP_SHORT_CODE_WHOLE, KEEP_WHOLE_LINES)
+        page.evaluate(_PRINTED_CONTENTS)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        page.pdf(path=str(output), format="A4", print_background=True, outline=True,
+                 tagged=True, margin={"top": "16mm", "bottom": "16mm",
+                                      "left": "14mm", "right": "14mm"})
 
 
 def build_pdf(output: Path = DEFAULT_OUTPUT, work: Path | None = None) -> Path:
@@ -273,7 +231,3 @@ def main(argv: list[str]) -> int:
         return 1
     print(f"{path} ({path.stat().st_size / 2**20:.1f} MiB)")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
