@@ -799,7 +799,7 @@ def test_favicon_and_no_cdn_in_any_page(book_build):
 def test_pages_load_no_icon_kit_and_search_index_only_where_searched(book_build):
     """Font Awesome's 1.5 MB JavaScript kit is served nowhere (the theme's CSS web fonts
     draw the icons), and the search index is loaded by the search page only
-    (_ext/posenc_site.py, ``_drop_icon_kit``)."""
+    (``booktools.site.pages.strip_icon_kit``)."""
     _, _, html = book_build
     assert not (html / "_static" / "scripts" / "fontawesome.js").exists()
     assert "searchindex.js" in (html / "search.html").read_text(encoding="utf-8")
@@ -812,7 +812,7 @@ def test_pages_load_no_icon_kit_and_search_index_only_where_searched(book_build)
 
 def test_the_site_carries_its_source(book_build):
     """The book's source, one click away: the site holds the repository's tracked files as
-    built (a .tar.gz written by _ext/posenc_site.py), linked from the landing page and
+    built (a .tar.gz written by booktools.site.source), linked from the landing page and
     from every chapter's download menu, with posenc, requirements.txt, the README and the
     notebooks in it; a notebook's first cell names the file (booktools.book_home)."""
     import tarfile

@@ -14,7 +14,8 @@ Everything that links to or installs from the home is derived from those two val
   :func:`stamp` -- ``scripts/execute_notebooks.py`` stamps each notebook before running
   it, and ``python scripts/book_home.py`` stamps them all without running anything;
 * the repository, Binder and Colab buttons, and the API page's link to the repository
-  (:func:`theme_options` and :func:`api_link`, applied by ``_ext/posenc_site.py``).
+  (:func:`theme_options` and :func:`api_link`, applied by :func:`apply_home` from
+  :mod:`booktools.site.home`, a hook of ``_ext/posenc_site.py``).
 
 With no home the buttons are off and the install cell fetches nothing: where ``posenc``
 is missing it stops with a message that says where the book's source is (the archive the
@@ -27,7 +28,7 @@ the notebooks at that revision, so a reader gets the code that produced the outp
     python scripts/book_home.py --check   # exit 1 if a notebook's install cell differs
 
 (``scripts/book_home.py`` is the entry point; this module, :mod:`booktools.book_home`, the
-logic, imported by ``_ext/posenc_site.py``, ``scripts/execute_notebooks.py`` and the tests.)
+logic, imported by :mod:`booktools.site`, ``scripts/execute_notebooks.py`` and the tests.)
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ CONFIG = ROOT / "_config.yml"
 #: What a reader runs in a clone to install posenc and everything else (README, "Set up").
 CLONE_INSTALL = "python -m pip install -r requirements.txt"
 #: The site's own copy of the repository at the revision that built it (written by
-#: _ext/posenc_site.py into the built site, linked from the landing page and from each
+#: booktools.site.source into the built site, linked from the landing page and from each
 #: chapter's download menu), relative to the site's root.
 SOURCE_ARCHIVE = "_downloads/positional-encoding-executed-source.tar.gz"
 #: The widest code line a chapter may have (tests/test_code_width.py).
@@ -244,7 +245,7 @@ REPOSITORY_SUBSTITUTION = "book_repository"
 
 def apply_home(config, home: Home | None) -> None:
     """Set the repository/launch buttons and the API page's link in the Sphinx ``config``
-    for ``home`` (``_ext/posenc_site.py`` calls it at ``config-inited``).
+    for ``home`` (:mod:`booktools.site.home` calls it at ``config-inited``).
 
     Raises:
         ValueError: the theme's repository URL (as Jupyter Book passed it on) is not
