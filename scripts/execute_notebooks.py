@@ -9,7 +9,7 @@ kernelspec is set to python3, so `python -m pytest` (nbval) compares against a c
 It prints each notebook's wall time (the book's budget is ~10 s per notebook).
 
 Before running, it stamps each notebook's first code cell, the install cell, from the
-book's home in ``_config.yml`` (``scripts/book_home.py``; never edit that cell by hand).
+book's home in ``_config.yml`` (``booktools.book_home``; never edit that cell by hand).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 
 import nbformat
-from book_home import load_home, stamp_notebook
 from nbclient import NotebookClient
+
+from booktools.book_home import load_home, stamp_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}

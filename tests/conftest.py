@@ -4,7 +4,6 @@ the figures nbval's run produced (for test_figures.py) and a short site-check su
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
 import os
 import shutil
@@ -26,28 +25,6 @@ BOOK = ROOT / "book"
 #: notebooks in a fresh kernel anyway, so test_figures.py compares *those* figures with the
 #: committed ones instead of executing every notebook a second time.
 EXECUTED: dict[Path, dict[int, list]] = {}
-
-def load_book_home():
-    """``scripts/book_home.py`` (the book's home and what derives from it) as a module, the
-    same module object the site's extension (_ext/posenc_site.py) loads."""
-    name = "posenc_book_home"
-    if name not in sys.modules:
-        path = ROOT / "scripts" / "book_home.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-def load_build_pdf():
-    """``scripts/build_pdf.py`` as a module: its Chromium lookup and flags serve the browser
-    check too, so the PDF and the site are checked with one browser set-up."""
-    spec = importlib.util.spec_from_file_location("build_pdf", ROOT / "scripts" / "build_pdf.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def missing_tool(check: str, reason: str):
     """Skip ``check`` for a missing system tool, except under ``CI=true``, where it fails."""

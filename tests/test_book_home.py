@@ -1,4 +1,4 @@
-"""Readers run code only from the book's own home (scripts/book_home.py).
+"""Readers run code only from the book's own home (booktools.book_home; scripts/book_home.py).
 
 The ``repository`` block of ``_config.yml`` names the home (empty until the book has a
 public repository). These tests check that
@@ -17,7 +17,6 @@ public repository). These tests check that
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -28,9 +27,10 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-from conftest import ROOT, load_book_home, notebooks
+from conftest import ROOT, notebooks
 
-book_home = load_book_home()
+from booktools import book_home
+
 HOME = book_home.load_home()
 EXAMPLE = book_home.Home(
     "https://github.com/example-org/positional-encoding-executed",
@@ -331,13 +331,6 @@ def test_stamp_changes_only_the_install_cell_source(tmp_path):
     assert path.read_bytes() == original.read_bytes()
 
 
-def site_extension():
-    spec = importlib.util.spec_from_file_location("posenc_site", ROOT / "_ext" / "posenc_site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def sphinx_config(tmp_path: Path, home) -> SimpleNamespace:
     """The Sphinx settings Jupyter Book derives from _config.yml with ``home`` written into
     its repository block, after the site extension's hook has run."""
@@ -360,7 +353,7 @@ def sphinx_config(tmp_path: Path, home) -> SimpleNamespace:
         html_theme_options=final["html_theme_options"],
         myst_substitutions=final.get("myst_substitutions", {}),
     )
-    site_extension().apply_home(config, home)
+    book_home.apply_home(config, home)
     return config
 
 
@@ -397,7 +390,7 @@ def test_a_repository_url_from_elsewhere_is_refused():
         myst_substitutions={},
     )
     with pytest.raises(Exception, match="not the book's home"):
-        site_extension().apply_home(config, None)
+        book_home.apply_home(config, None)
 
 
 def test_api_page_names_the_repository_through_the_setting():

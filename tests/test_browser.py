@@ -11,7 +11,8 @@ axe-core (the accessibility engine; its script ships in the pinned
 ``axe-playwright-python`` package, so nothing is fetched) reports against WCAG 2.1 A and
 AA, in the light theme and again, for colour contrast, in the dark one. The tests below
 then check one property each on that shared record, so a failure names the page and the
-problem.
+problem. The server, the browser's launch, the crawl and the phone's measurements are
+:mod:`booktools.browser` (``tools/booktools/browser.py``); what counts as a failure is here.
 
 The browser is Debian's ``chromium`` (``.ci/run`` installs it with apt); Playwright's own
 browser download is never used. Where no browser can be found the tests fail with a clear
@@ -24,100 +25,31 @@ one API page per ``posenc`` module) sit at the end of this file.
 from __future__ import annotations
 
 import ast
-import functools
-import http.server
 import json
 import re
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import (
-    BOOK,
-    ROOT,
-    SITE_REPORT,
-    load_book_home,
-    load_build_pdf,
-    missing_tool,
-    notebooks,
-    toc_pages,
+from conftest import BOOK, ROOT, SITE_REPORT, missing_tool, notebooks, toc_pages
+
+from booktools import book_home
+from booktools.browser import (
+    AXE_RUNS,
+    PHONE_WIDTH,
+    SIDEWAYS,
+    MissingAxe,
+    PageRecord,
+    crawl_site,
+    find_chromium,
+    launch,
+    open_on_a_phone,
+    serve,
 )
 
-_BUILD_PDF = load_build_pdf()
-_BOOK_HOME = load_book_home()
-#: One browser set-up for the site and the PDF (every host but localhost unresolvable, so
-#: a third-party request fails at once; the crawl records each one).
-CHROMIUM_ARGS = _BUILD_PDF.CHROMIUM_ARGS
-find_chromium = _BUILD_PDF.find_chromium
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-PAGE_TIMEOUT_MS = 30_000
 #: The search term the site must find; the RoPE chapter(s) must be among the hits.
 SEARCH_TERM = "RoPE"
-RAW_TEX = ("$$", "\\(", "\\[")
-
-#: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
-WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-#: Options for ``axe.run`` on every page. No rule is disabled. ``preload: false`` keeps
-#: axe from fetching the stylesheets itself: its CSSOM preload resolves the theme's
-#: ``@import "../basic.css"`` against the page's URL instead of the stylesheet's, so it
-#: requests ``book/basic.css`` (a 404 the crawl would report against the site). The one
-#: rule that needs that preload, ``css-orientation-lock`` (WCAG 1.3.4), then has nothing
-#: to read; test_no_stylesheet_locks_the_orientation checks the same thing (no
-#: ``orientation`` media query in any stylesheet the site serves) on the files.
-AXE_OPTIONS = {
-    "runOnly": {"type": "tag", "values": WCAG_TAGS},
-    "resultTypes": ["violations"],
-    "preload": False,
-}
-#: Heading order and landmarks: axe files these under "best-practice", not under a WCAG
-#: tag, so they are named here. All of them run, except ``region`` (all content inside
-#: some landmark): sphinx-book-theme's template puts the book's title link at the top of
-#: the sidebar outside its ``<nav>``, and this project does not override theme templates;
-#: the same link is the first entry of the navigation, which is a landmark.
-STRUCTURE_RULES = (
-    "heading-order", "empty-heading", "page-has-heading-one", "landmark-one-main",
-    "landmark-unique", "landmark-no-duplicate-banner", "landmark-no-duplicate-contentinfo",
-    "landmark-no-duplicate-main", "landmark-main-is-top-level",
-    "landmark-banner-is-top-level", "landmark-contentinfo-is-top-level",
-    "landmark-complementary-is-top-level",
-)
-#: Each page is checked in four runs of axe (one injection): every WCAG rule but
-#: ``color-contrast`` on the whole page; ``color-contrast``, by far the slowest rule, in
-#: the light theme; the heading and landmark rules; and ``color-contrast`` again in the
-#: dark theme (the only rule the theme's colours change).
-#:
-#: The contrast runs leave out two things that would only repeat a check:
-#:
-#: * MathJax's assistive MathML (``mjx-assistive-mml``): that copy of each formula is
-#:   clipped to one pixel for screen readers only, so it has no visible text whose
-#:   contrast could fail (axe would skip it as hidden), but on a page full of formulas
-#:   finding that out is a third of the rule's time. The formulas as drawn are checked,
-#:   and every other rule reads the assistive MathML as well.
-#: * A highlighted code token whose class was checked on an earlier page of the crawl
-#:   (:data:`_MARK_SEEN_CODE`). A token's colours are those of its Pygments class on the
-#:   code block's own background, the same on every page, so each class (and each block's
-#:   plain text, the ``<pre>``) is checked in both themes where it first appears; checking
-#:   the thousands of repeats was most of the crawl's time.
-SEEN_CODE = "data-axe-seen"
-CONTRAST_CONTEXT = {"exclude": [["mjx-assistive-mml"], [f"[{SEEN_CODE}]"]]}
-AXE_RUNS = {
-    "axe": (None, {**AXE_OPTIONS, "rules": {"color-contrast": {"enabled": False}}}, False),
-    "axe, contrast": (
-        CONTRAST_CONTEXT,
-        {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
-        False,
-    ),
-    "axe, headings and landmarks": (None, {**AXE_OPTIONS, "runOnly": {
-        "type": "rule", "values": list(STRUCTURE_RULES)}}, False),
-    "axe, dark theme": (
-        CONTRAST_CONTEXT,
-        {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
-        True,
-    ),
-}
 
 
 def no_browser(reason: str):
@@ -126,28 +58,14 @@ def no_browser(reason: str):
 
 # --------------------------------------------------------------------------- serving ----
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(book_build):
     """``(base_url, html_dir)`` of the session build, served on 127.0.0.1."""
     _, _, html = book_build
     if not (html / "index.html").is_file():
         pytest.fail(f"no built site at {html}: see test_book_build.py", pytrace=False)
-    handler = functools.partial(_QuietHandler, directory=str(html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", html
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve(html) as base:
+        yield base, html
 
 
 @pytest.fixture(scope="module")
@@ -156,235 +74,21 @@ def browser():
     if executable is None:
         no_browser("no Chromium found (install Debian's `chromium` with apt)")
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401 - launch() imports it; fail clearly here
     except ImportError:
         no_browser("Playwright for Python is not installed (pip install -r requirements.txt)")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(
-            executable_path=executable, headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with launch(executable) as chromium:
+        yield chromium
 
 
 # ----------------------------------------------------------------------------- crawl ----
 
-@dataclass
-class PageRecord:
-    path: str
-    status: int | None = None
-    problems: dict[str, list[str]] = field(default_factory=dict)
-    math: int = 0
-    math_rendered: int = 0
-    images: list[tuple[str, bool]] = field(default_factory=list)
-    alts: list[tuple[str, str | None]] = field(default_factory=list)
-    math_spoken: int = 0
-    sideways: list[str] = field(default_factory=list)
-    outputs: dict[str, list[str]] = field(default_factory=dict)
-    math_containers: int = 0
-    links: list[str] = field(default_factory=list)
-    ids: set[str] = field(default_factory=set)
-
-    def add(self, kind: str, message: str) -> None:
-        self.problems.setdefault(kind, []).append(message)
-
-
-# Runs in the page once it has loaded: waits for MathJax and the fonts, forces lazy images
-# to load, then reports what the checks need.
-_INSPECT = r"""
-async (rawTex) => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-    await MathJax.startup.promise;
-  }
-  await document.fonts.ready;
-  const imgs = Array.from(document.images);
-  await Promise.all(imgs.map(async (img) => {
-    if (!img.complete || img.naturalWidth === 0) {
-      img.loading = "eager";
-      try { await img.decode(); } catch (e) { /* reported below as not loaded */ }
-    }
-  }));
-  const maths = Array.from(document.querySelectorAll(".math"));
-  const text = document.body.cloneNode(true);
-  text.querySelectorAll("pre, code, script, style, textarea, mjx-container, .highlight")
-      .forEach((n) => n.remove());
-  const plain = text.textContent;
-  const raw = [];
-  for (const token of rawTex) {
-    let at = plain.indexOf(token);
-    if (at >= 0) raw.push(plain.slice(Math.max(0, at - 40), at + 40).replace(/\s+/g, " "));
-  }
-  return {
-    math: maths.length,
-    mathRendered: maths.filter((m) => m.querySelector("mjx-container")).length,
-    texErrors: Array.from(document.querySelectorAll("mjx-merror"))
-        .map((e) => e.getAttribute("data-mjx-error") || e.textContent),
-    raw: raw,
-    images: imgs.map((i) => [i.currentSrc || i.src, i.complete && i.naturalWidth > 0]),
-    alts: imgs.map((i) => [i.currentSrc || i.src, i.getAttribute("alt")]),
-    mathSpoken: Array.from(document.querySelectorAll("mjx-container")).filter((m) =>
-        m.querySelector("mjx-assistive-mml math")
-        && m.querySelector(":scope > mjx-math[aria-hidden='true']")).length,
-    mathContainers: document.querySelectorAll("mjx-container").length,
-    links: Array.from(document.querySelectorAll("a[href]")).map((a) => a.href),
-    ids: Array.from(document.querySelectorAll("[id], a[name]"))
-        .map((e) => e.id || e.getAttribute("name")),
-  };
-}
-"""
-
-
-# Runs axe-core (injected just before) on the whole page and returns its violations, one
-# line per element. With ``dark`` set, the page is first switched to the theme's dark
-# mode the way its own toggle does it (``data-mode``/``data-theme`` on <html>).
-_AXE_RUN = r"""
-async ([context, options, dark]) => {
-  if (dark && document.documentElement.dataset.theme !== "dark") {
-    document.documentElement.dataset.mode = "dark";
-    document.documentElement.dataset.theme = "dark";
-    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-  }
-  const result = await axe.run(context || document, options);
-  return result.violations.map((v) => ({
-    id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map((n) => n.target.join(" ") + " " + n.html.slice(0, 160)),
-  }));
-}
-"""
-
-
-# Marks each highlighted code token whose class is in ``seen`` (checked on an earlier
-# page) so that the contrast runs skip it; returns the classes met here for the first time.
-_MARK_SEEN_CODE = r"""
-([seen, attr]) => {
-  const known = new Set(seen), fresh = [];
-  for (const span of document.querySelectorAll("div.highlight pre span")) {
-    const key = span.className || "(no class)";
-    if (known.has(key)) span.setAttribute(attr, "");
-    else { known.add(key); fresh.push(key); }
-  }
-  return fresh;
-}
-"""
-
-
-@functools.cache
-def axe_script() -> str:
-    """axe-core's ``axe.min.js``, as shipped by the pinned ``axe-playwright-python``."""
-    try:
-        from axe_playwright_python.base import AXE_SCRIPT
-    except ImportError:  # a Python requirement, not a system tool: always an error
-        pytest.fail("axe-playwright-python is not installed (pip install -r requirements.txt)",
-                    pytrace=False)
-    return AXE_SCRIPT
-
-
-def axe_violations(page, seen_code: set[str]) -> dict[str, list[str]]:
-    """axe-core's WCAG 2.1 A/AA violations on the page now open, per run of
-    :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme).
-
-    ``seen_code``: the code-token classes whose contrast earlier pages checked; the
-    classes this page shows for the first time are added to it.
-    """
-    seen_code.update(page.evaluate(_MARK_SEEN_CODE, [sorted(seen_code), SEEN_CODE]))
-    page.evaluate(axe_script())
-    found = {}
-    for kind, (context, options, dark) in AXE_RUNS.items():
-        found[kind] = [
-            f"{v['id']} ({v['impact']}): {v['help']}; " + " | ".join(v["nodes"][:5])
-            + (f" | ... {len(v['nodes']) - 5} more" if len(v["nodes"]) > 5 else "")
-            for v in page.evaluate(_AXE_RUN, [context, options, dark])
-        ]
-    return found
-
-
-def site_pages(html: Path) -> list[str]:
-    """Every page of the site, as paths relative to the HTML root (templates excluded)."""
-    return sorted(
-        p.relative_to(html).as_posix()
-        for p in html.rglob("*.html")
-        if not p.relative_to(html).parts[0].startswith("_static")
-    )
-
-
 def _crawl(browser, base: str, html: Path) -> dict[str, PageRecord]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(PAGE_TIMEOUT_MS)
-    records: dict[str, PageRecord] = {}
-    root = urlsplit(base).path
-
-    def owner() -> PageRecord | None:
-        # Playwright delivers events in the order the browser sent them, so page.url is the
-        # page that was showing when the event happened (not the one the crawl is now on).
-        url = urlsplit(page.url)
-        return records.get(unquote(url.path[len(root):]) or "index.html")
-
-    def record(kind: str, message: str) -> None:
-        rec = owner()
-        if rec is not None:
-            rec.add(kind, message)
-
-    def third_party(req) -> None:
-        url = urlsplit(req.url)
-        if url.scheme in ("http", "https", "ws", "wss") and url.hostname not in LOCAL_HOSTS:
-            record("third-party request", req.url)
-
-    page = context.new_page()
-    page.on("request", third_party)
-    page.on("pageerror", lambda err: record("uncaught error", str(err)))
-    page.on("console", lambda msg: msg.type == "error" and record("console error", msg.text))
-    aborted: dict[str, PageRecord] = {}
-
-    def failed(req) -> None:
-        if urlsplit(req.url).hostname not in LOCAL_HOSTS:
-            return  # unresolvable by design, reported as a third-party request
-        if req.failure == "net::ERR_ABORTED" and owner() is not None:
-            aborted[req.url] = owner()  # cut off by the next navigation: re-fetched below
-        else:
-            record("failed request", f"{req.url} ({req.failure})")
-
-    page.on("requestfailed", failed)
-    seen_code: set[str] = set()
-    page.on(
-        "response",
-        lambda resp: resp.status >= 400 and record("HTTP error", f"{resp.status} {resp.url}"),
-    )
-
-    for path in site_pages(html):
-        rec = records[path] = PageRecord(path)
-        response = page.goto(base + path, wait_until="load")
-        rec.status = response.status if response else None
-        if path == "index.html":  # a meta-refresh to the root page
-            page.wait_for_url(re.compile(r".*/book/intro\.html$"))
-            page.wait_for_load_state("load")
-        info = page.evaluate(_INSPECT, list(RAW_TEX))
-        rec.math, rec.math_rendered = info["math"], info["mathRendered"]
-        for err in info["texErrors"]:
-            rec.add("TeX error", err)
-        for snippet in info["raw"]:
-            rec.add("raw TeX", snippet)
-        rec.images = [(src, ok) for src, ok in info["images"]]
-        rec.alts = [(src, alt) for src, alt in info["alts"]]
-        rec.math_spoken, rec.math_containers = info["mathSpoken"], info["mathContainers"]
-        rec.sideways = page.evaluate(_SIDEWAYS)  # at 1280 px, before axe touches the page
-        rec.outputs = page.evaluate(_OUTPUT_LINES)
-        rec.links = info["links"]
-        rec.ids = {i for i in info["ids"] if i}
-        for kind, lines in axe_violations(page, seen_code).items():
-            for line in lines:
-                rec.add(kind, line)
-    page.goto("about:blank")  # deliver the last page's remaining events
-    # A request still in flight when the crawl moves on (typically the favicon, which
-    # Chromium fetches after "load") is aborted by the navigation, not by the site: fetch
-    # each such URL once more and require it to be served.
-    for url, rec in aborted.items():
-        status = context.request.get(url).status
-        if status != 200:
-            rec.add("failed request", f"{url} (aborted, then HTTP {status})")
-    context.close()
-    return records
+    """:func:`booktools.browser.crawl_site`; without axe-core's script, a failed test."""
+    try:
+        return crawl_site(browser, base, html)
+    except MissingAxe as err:
+        pytest.fail(str(err), pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -451,9 +155,9 @@ def test_axe_finds_no_wcag_violations(crawl):
 
 
 def test_no_stylesheet_locks_the_orientation(site):
-    """WCAG 1.3.4 (what axe's css-orientation-lock checks, see AXE_OPTIONS): no stylesheet
-    the site serves has an ``orientation`` media query that could fix the page's layout to
-    portrait or landscape."""
+    """WCAG 1.3.4 (what axe's css-orientation-lock checks, see
+    ``booktools.browser.AXE_OPTIONS``): no stylesheet the site serves has an
+    ``orientation`` media query that could fix the page's layout to portrait or landscape."""
     _, html = site
     sheets = sorted(html.rglob("*.css"))
     assert sheets, "no stylesheets in the build"
@@ -590,55 +294,6 @@ def reader_pages() -> list[str]:
     return toc_pages() + api
 
 
-#: Reports every code block and table of the article that scrolls sideways (content
-#: wider than its box), with its width in characters where it is code. Output blocks are
-#: not in it: an output keeps its lines and may scroll (see :data:`_OUTPUT_LINES`).
-_SIDEWAYS = r"""
-() => {
-  const article = document.querySelector("article") || document.body;
-  const found = [];
-  for (const el of article.querySelectorAll("div.highlight pre, table")) {
-    if (!el.offsetParent) continue;  // hidden (e.g. a collapsed hide-input cell)
-    if (el.closest("div.cell_output, div.output")) continue;  // an output: measured apart
-    const box = el.tagName === "TABLE" ? (el.parentElement || el) : el;
-    const wide = el.tagName === "TABLE" ? el.scrollWidth > box.clientWidth + 1
-                                        : el.scrollWidth > el.clientWidth + 1;
-    if (wide) {
-      const line = (el.innerText || "").split("\n")
-          .reduce((a, b) => (b.length > a.length ? b : a), "");
-      found.push(`${el.tagName.toLowerCase()} ${el.scrollWidth}px in ${box.clientWidth}px: `
-                 + line.slice(0, 100));
-    }
-  }
-  return found;
-}
-"""
-#: Measures every visible output block (what a cell printed) of the article: whether its
-#: lines wrap (the block is taller than the same text laid out with ``white-space: pre``,
-#: one line per printed line) and whether it scrolls sideways inside its own box. Returns
-#: ``{wrapped: [...], scrolls: [...]}``, one line per block: its number on the page
-#: (1-based, among output blocks), its widths and its first line.
-_OUTPUT_LINES = r"""
-() => {
-  const article = document.querySelector("article") || document.body;
-  const wrapped = [], scrolls = [];
-  const blocks = Array.from(article.querySelectorAll("div.cell_output pre, div.output pre"))
-      .filter((pre, i, all) => !all.some((o) => o !== pre && o.contains(pre)));
-  blocks.forEach((pre, i) => {
-    if (!pre.offsetParent) return;
-    const first = pre.textContent.split("\n")[0].slice(0, 80);
-    const height = pre.scrollHeight;
-    const style = pre.style.whiteSpace;
-    pre.style.whiteSpace = "pre";
-    const unwrapped = pre.scrollHeight;
-    pre.style.whiteSpace = style;
-    const what = `output ${i + 1}: ${pre.scrollWidth}px in ${pre.clientWidth}px: ${first}`;
-    if (height > unwrapped + 1) wrapped.push(what);
-    if (pre.scrollWidth > pre.clientWidth + 1) scrolls.push(what);
-  });
-  return {wrapped: wrapped, scrolls: scrolls};
-}
-"""
 
 
 @pytest.mark.parametrize("path", width_params(toc_pages()))
@@ -662,59 +317,10 @@ def test_outputs_keep_their_lines_at_1280(crawl):
 
 # ------------------------------------------------------------ a phone, and weight ----
 
-#: The phone's width in CSS pixels (an iPhone 12-15's portrait viewport).
-PHONE_WIDTH = 390
 #: The most a page may load, in bytes before compression: the HTML and everything it
 #: requests until its formulas are typeset, its fonts and every image (lazy ones included)
 #: loaded, and its interactive figures drawn.
 PAGE_WEIGHT_LIMIT = 2_000_000
-
-#: Runs in a page opened at PHONE_WIDTH: waits as _INSPECT does, then returns the page's
-#: width, its viewport meta tag, the bytes it loaded (Resource Timing: the document and
-#: every resource, decoded sizes; every request goes to the same origin).
-_PHONE = r"""
-async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-    await MathJax.startup.promise;
-  }
-  await Promise.all(Array.from(document.images).map(async (img) => {
-    img.loading = "eager";
-    try { await img.decode(); } catch (e) { /* test_every_image_loads reports it */ }
-  }));
-  const blocks = Array.from(document.querySelectorAll(".posenc-interactive"));
-  const start = Date.now();
-  while (blocks.some((b) => !b.dataset.mounted) && Date.now() - start < 20000) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await document.fonts.ready;
-  await new Promise((r) => setTimeout(r, 200));  // requests the fonts just started
-  const entries = performance.getEntriesByType("navigation")
-      .concat(performance.getEntriesByType("resource"));
-  const meta = document.querySelector('meta[name="viewport"]');
-  return {
-    width: document.documentElement.scrollWidth,
-    viewport: meta ? meta.content : null,
-    bytes: entries.reduce((sum, e) => sum + (e.decodedBodySize || 0), 0),
-    largest: entries.map((e) => [e.name, e.decodedBodySize || 0])
-        .sort((a, b) => b[1] - a[1]).slice(0, 4),
-  };
-}
-"""
-
-
-def open_on_a_phone(browser, url: str) -> dict:
-    """Open ``url`` in a fresh context (empty cache) whose viewport is PHONE_WIDTH wide and
-    stays so: no mobile emulation, in which Chromium widens the layout viewport to the
-    content and a page that overflows measures as fitting. Returns what _PHONE reports."""
-    context = browser.new_context(viewport={"width": PHONE_WIDTH, "height": 844})
-    context.add_init_script("performance.setResourceTimingBufferSize(10000)")
-    try:
-        page = context.new_page()
-        page.set_default_timeout(PAGE_TIMEOUT_MS)
-        page.goto(url, wait_until="load")
-        return {**page.evaluate(_PHONE), "outputs": page.evaluate(_OUTPUT_LINES)}
-    finally:
-        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -823,22 +429,15 @@ def test_the_width_checks_catch_overflow(browser, tmp_path):
     heavy_page = FITTING_PAGE.format(**wide).replace(
         "</body>", '<script src="heavy.js"></script></body>')
     (tmp_path / "heavy.html").write_text(heavy_page, encoding="utf-8")
-    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}/"
+    with serve(tmp_path) as base:
         over, fits, heavy = (open_on_a_phone(browser, base + name)
                              for name in ("wide.html", "fits.html", "heavy.html"))
         page = browser.new_page(viewport={"width": PHONE_WIDTH, "height": 844})
         try:
             page.goto(base + "wide.html")
-            sideways = page.evaluate(_SIDEWAYS)
+            sideways = page.evaluate(SIDEWAYS)
         finally:
             page.close()
-    finally:
-        server.shutdown()
-        server.server_close()
     assert phone_width_problem("wide.html", over), over["width"]
     assert phone_width_problem("fits.html", fits) is None, fits["width"]
     assert len(over["outputs"]["wrapped"]) == 1 and not fits["outputs"]["wrapped"]
@@ -1079,16 +678,8 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
     # An inline icon: without one Chromium fetches /favicon.ico after "load", and whether
     # that 404 is logged before the crawl moves on is a race (the real site serves one).
     (tmp_path / "target.html").write_text(CLEAN_PAGE, encoding="utf-8")
-    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}/"
+    with serve(tmp_path) as base:
         records = _crawl(browser, base, tmp_path)
-    finally:
-        server.shutdown()
-        server.server_close()
     rec = records["broken.html"]
     assert {"uncaught error", "third-party request", "raw TeX", "HTTP error", "axe"} <= set(
         rec.problems
@@ -1121,9 +712,9 @@ NO_HOME_ABSENT = (
 
 def test_chapters_have_download_and_exactly_the_homes_buttons(book_build):
     """Repository, Binder and Colab buttons exist only for a configured home, and point to
-    it at the recorded revision (scripts/book_home.py); the .ipynb download always."""
+    it at the recorded revision (booktools.book_home); the .ipynb download always."""
     _, _, html = book_build
-    home = _BOOK_HOME.load_home()
+    home = book_home.load_home()
     for nb in notebooks():
         text = (html / "book" / f"{nb.stem}.html").read_text(encoding="utf-8")
         assert f"_sources/book/{nb.name}" in text, f"{nb.name}: no .ipynb download link"
@@ -1150,7 +741,7 @@ def test_first_cell_is_the_stamped_install_cell(path):
     installed."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     first = next(c for c in nb["cells"] if c["cell_type"] == "code")
-    expected = _BOOK_HOME.install_cell(_BOOK_HOME.load_home())
+    expected = book_home.install_cell(book_home.load_home())
     assert "".join(first["source"]) == expected, (
         f"{path.name}: the first code cell must be the install cell derived from "
         "_config.yml's repository block: run `python scripts/book_home.py`. Expected:\n"
@@ -1208,7 +799,7 @@ def test_favicon_and_no_cdn_in_any_page(book_build):
 def test_pages_load_no_icon_kit_and_search_index_only_where_searched(book_build):
     """Font Awesome's 1.5 MB JavaScript kit is served nowhere (the theme's CSS web fonts
     draw the icons), and the search index is loaded by the search page only
-    (_ext/posenc_site.py, ``_drop_icon_kit``)."""
+    (``booktools.site.pages.strip_icon_kit``)."""
     _, _, html = book_build
     assert not (html / "_static" / "scripts" / "fontawesome.js").exists()
     assert "searchindex.js" in (html / "search.html").read_text(encoding="utf-8")
@@ -1221,28 +812,28 @@ def test_pages_load_no_icon_kit_and_search_index_only_where_searched(book_build)
 
 def test_the_site_carries_its_source(book_build):
     """The book's source, one click away: the site holds the repository's tracked files as
-    built (a .tar.gz written by _ext/posenc_site.py), linked from the landing page and
+    built (a .tar.gz written by booktools.site.source), linked from the landing page and
     from every chapter's download menu, with posenc, requirements.txt, the README and the
-    notebooks in it; a notebook's first cell names the file (scripts/book_home.py)."""
+    notebooks in it; a notebook's first cell names the file (booktools.book_home)."""
     import tarfile
 
     _, _, html = book_build
-    archive = html / _BOOK_HOME.SOURCE_ARCHIVE
+    archive = html / book_home.SOURCE_ARCHIVE
     assert archive.is_file(), f"no source archive at {archive}"
     with tarfile.open(archive) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     needed = {"README.md", "requirements.txt", "pyproject.toml", "posenc/__init__.py",
               "_config.yml", *(f"book/{nb.name}" for nb in notebooks())}
     assert needed <= names, f"missing from the archive: {sorted(needed - names)}"
-    link = f'href="../{_BOOK_HOME.SOURCE_ARCHIVE}"'
+    link = f'href="../{book_home.SOURCE_ARCHIVE}"'
     assert link in (html / "book" / "intro.html").read_text(encoding="utf-8"), (
         "the landing page does not link the source archive")
     for nb in notebooks():
         text = (html / "book" / f"{nb.stem}.html").read_text(encoding="utf-8")
         assert link in text and "download-book-source-button" in text, (
             f"{nb.stem}: no source archive in the download menu")
-    if _BOOK_HOME.load_home() is None:
-        assert Path(_BOOK_HOME.SOURCE_ARCHIVE).name in _BOOK_HOME.install_cell(None)
+    if book_home.load_home() is None:
+        assert Path(book_home.SOURCE_ARCHIVE).name in book_home.install_cell(None)
 
 
 def test_every_posenc_module_has_an_api_page():

@@ -1,4 +1,4 @@
-"""The whole book as one PDF (scripts/build_pdf.py, the README's PDF command).
+"""The whole book as one PDF (booktools.pdf: scripts/build_pdf.py, the README's PDF command).
 
 The PDF is built once per session as the README's command builds it (Sphinx's single
 page, printed by Debian's Chromium), into the session's book build (the ``book_build``
@@ -19,7 +19,9 @@ import subprocess
 import time
 
 import pytest
-from conftest import BOOK, SITE_REPORT, load_build_pdf, missing_tool, toc_pages
+from conftest import BOOK, SITE_REPORT, missing_tool, toc_pages
+
+from booktools import pdf as build_pdf
 
 #: A book of ten chapters with figures prints to well over a hundred A4 pages (221 when
 #: this test was written); far fewer means chapters went missing.
@@ -30,7 +32,6 @@ RAW_TEX = ("$$", "\\frac", "\\(", "\\[", "\\begin{")
 @pytest.fixture(scope="module")
 def pdf(book_build, tmp_path_factory):
     """``(path, text, layout text, pdfinfo fields)`` of a fresh build of the book's PDF."""
-    build_pdf = load_build_pdf()
     if build_pdf.find_chromium() is None:
         missing_tool("PDF check", "no Chromium found (apt-get install chromium)")
     for tool in ("pdfinfo", "pdftotext"):
