@@ -14,11 +14,9 @@ object ``transformers`` builds from it, plus the fact the misread got wrong.
 
 from __future__ import annotations
 
-import copy
 import inspect
 
 import pytest
-from transformers import CONFIG_MAPPING
 
 from booktools import hf_sweep
 from posenc import hf_config as H
@@ -143,20 +141,15 @@ PUBLISHED = {
 }
 
 
-def hf_config(d):
-    d = copy.deepcopy(d)
-    return CONFIG_MAPPING[d.pop("model_type")](**d)
+hf_config = hf_sweep.config_object
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_published_shapes_match_the_families_own_layers(name):
     d, fact = PUBLISHED[name]
-    obj = hf_config(d)
-    truths = hf_sweep.observe(obj)
-    for source in (d, obj):
-        specs = H.layer_specs(source)
-        assert hf_sweep.compare(specs, truths) == [], (name, source is d)
-        assert fact(specs), name
+    for how, specs, problems in hf_sweep.check_published(d):
+        assert problems == [], (name, how)
+        assert fact(specs), (name, how)
 
 
 def test_ignored_keys_are_reported():

@@ -476,6 +476,31 @@ def compare(specs, truths, memo: dict | None = None) -> list[str]:
 UNTRACEABLE = "cannot replay"
 
 
+def config_object(d: dict):
+    """The ``transformers`` config object a ``config.json`` dict builds: the class its
+    ``model_type`` names, constructed from the other keys (``d`` is not changed)."""
+    from transformers import CONFIG_MAPPING
+
+    d = copy.deepcopy(d)
+    return CONFIG_MAPPING[d.pop("model_type")](**d)
+
+
+def check_published(d: dict) -> list[tuple[str, list, list[str]]]:
+    """A published config read by posenc both ways, as a ``config.json`` dict and as the
+    config object ``transformers`` builds from it, each compared with the layers the
+    family's own modules run: ``[(how, specs, problems)]`` for ``"config.json"`` and
+    ``"config object"`` (empty ``problems``: posenc reads it as ``transformers`` runs it)."""
+    from posenc.hf_config import layer_specs
+
+    obj = config_object(d)
+    truths = observe(obj)
+    out = []
+    for how, source in (("config.json", d), ("config object", obj)):
+        specs = layer_specs(source)
+        out.append((how, specs, compare(specs, truths)))
+    return out
+
+
 def _rotation_problem(spec, tr) -> str | None:
     """Why one layer's first recorded rotary call differs from posenc's rotation, or None."""
     try:
