@@ -120,34 +120,50 @@ def current_site(build_dir: Path, digest: str | None) -> bool:
 
 @pytest.fixture(scope="session")
 def book_build(tmp_path_factory):
-    """The site, built once per session with warnings as errors.
+    """The site, built at most once per run with warnings as errors, shared by every
+    worker that checks it.
 
     README command 1 has usually just built it into ``_build``: when that build's stamp
     names the current inputs (:func:`current_site`), its ``html`` folder is copied and not
     built again (``POSENC_FRESH_BUILD=1`` forces a build). Otherwise the book is built into
-    a temp folder.
+    a temp folder. The site's checks run as several units of work on several workers
+    (``booktools.run_layout.SITE_FILES``): the first worker to need the site copies or
+    builds it into the run's shared temp folder under a file lock, and the others wait for
+    it and read the same folder.
 
     Returns ``(returncode, combined output, html_dir)``.
     """
-    out = tmp_path_factory.mktemp("book")
-    start = time.perf_counter()
-    if os.environ.get("POSENC_FRESH_BUILD") != "1" and current_site(
-            ROOT / "_build", inputs_digest(ROOT)):
-        shutil.copytree(ROOT / "_build" / "html", out / "_build" / "html")
-        SITE_REPORT["book build"] = "reused README command 1's build (its stamp is current)"
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out, result = shared / "book", shared / "book-build.json"
+    with FileLock(str(shared / "book-build.lock")):
+        if result.is_file():
+            code, output = json.loads(result.read_text(encoding="utf-8"))
+            return code, output, out / "_build" / "html"
+        start = time.perf_counter()
+        if os.environ.get("POSENC_FRESH_BUILD") != "1" and current_site(
+                ROOT / "_build", inputs_digest(ROOT)):
+            shutil.copytree(ROOT / "_build" / "html", out / "_build" / "html")
+            SITE_REPORT["book build"] = "reused README command 1's build (its stamp is current)"
+            code, output = 0, ""
+        else:
+            jb = shutil.which("jupyter-book") or str(
+                Path(sys.executable).with_name("jupyter-book"))
+            proc = subprocess.run(
+                [jb, "build", str(ROOT), "--path-output", str(out), "-n", "-W",
+                 "--keep-going"],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=900,
+            )
+            SITE_REPORT["book build"] = "built in this run"
+            code, output = proc.returncode, proc.stdout + proc.stderr
         SITE_REPORT["book build seconds"] = round(time.perf_counter() - start, 1)
-        return 0, "", out / "_build" / "html"
-    jb = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
-    proc = subprocess.run(
-        [jb, "build", str(ROOT), "--path-output", str(out), "-n", "-W", "--keep-going"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=900,
-    )
-    SITE_REPORT["book build"] = "built in this run"
-    SITE_REPORT["book build seconds"] = round(time.perf_counter() - start, 1)
-    return proc.returncode, proc.stdout + proc.stderr, out / "_build" / "html"
+        result.write_text(json.dumps([code, output]), encoding="utf-8")
+    return code, output, out / "_build" / "html"
 
 
 class _NotebookOutputRecorder:

@@ -12,7 +12,11 @@ from booktools import run_layout as layout
 
 @pytest.mark.parametrize(("nodeid", "unit", "slow"), [
     ("tests/test_browser.py::test_pages[index]", "site", True),
-    ("tests/test_pdf.py::test_pages", "site", True),
+    ("tests/test_browser.py::test_axe_finds_no_wcag_violations[pages2]", "site-pages2", True),
+    ("tests/test_browser.py::test_page_does_not_scroll_sideways_on_a_phone[pages1-04_rope]",
+     "site-pages1", True),
+    ("tests/test_browser.py::test_the_crawl_catches_broken_pages", "site", True),
+    ("tests/test_pdf.py::test_pages", "site-pdf", True),
     ("tests/test_book_build.py::test_build_has_zero_warnings", "site", True),
     ("tests/test_hf_keys.py::test_key_sweep", "hf-sweeps", True),
     ("tests/test_atlas.py::test_atlas_page_is_not_stale", "hf-sweeps", True),

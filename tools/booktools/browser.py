@@ -26,6 +26,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -71,40 +72,38 @@ STRUCTURE_RULES = (
     "landmark-complementary-is-top-level",
 )
 #: Each page is checked in four runs of axe (one injection): every WCAG rule but
-#: ``color-contrast`` on the whole page; ``color-contrast``, by far the slowest rule, in
-#: the light theme; the heading and landmark rules; and ``color-contrast`` again in the
-#: dark theme (the only rule the theme's colours change).
+#: ``color-contrast`` on the whole page; the heading and landmark rules;
+#: ``color-contrast``, by far the slowest rule, in the light theme; and ``color-contrast``
+#: again in the dark theme (the only rule the theme's colours change).
 #:
-#: The contrast runs leave out two things that would only repeat a check:
-#:
-#: * MathJax's assistive MathML (``mjx-assistive-mml``): that copy of each formula is
-#:   clipped to one pixel for screen readers only, so it has no visible text whose
-#:   contrast could fail (axe would skip it as hidden), but on a page full of formulas
-#:   finding that out is a third of the rule's time. The formulas as drawn are checked,
-#:   and every other rule reads the assistive MathML as well.
-#: * A highlighted code token whose class was checked on an earlier page of the crawl
-#:   (:data:`MARK_SEEN_CODE`). A token's colours are those of its Pygments class on the
-#:   code block's own background, the same on every page, so each class (and each block's
-#:   plain text, the ``<pre>``) is checked in both themes where it first appears; checking
-#:   the thousands of repeats was most of the crawl's time.
-SEEN_CODE = "data-axe-seen"
-CONTRAST_CONTEXT = {"exclude": [["mjx-assistive-mml"], [f"[{SEEN_CODE}]"]]}
+#: The contrast runs check each *style* once per theme, not each of its thousands of
+#: repeats: a text's contrast is a function of its style alone, so a second element with
+#: the same style adds no check. Before each contrast run :data:`MARK_SEEN_STYLES` computes,
+#: for every visible element that holds text of its own, a signature of everything axe's
+#: contrast rule reads: the text's colour, size, weight, shadow, fill and stroke, and, for
+#: the element and each ancestor up to the first opaque static one, its background colour
+#: and image, position, opacity, blend mode and filters. An element (with all inside it) is
+#: left out of the run only when neither it nor anything inside it shows a signature that
+#: no earlier element of the crawl, on this page or an earlier one, has shown in that
+#: theme; every other element is checked. Every page and every rule still run; a style
+#: first met on page 30 is checked on page 30. The two runs also leave out MathJax's
+#: assistive MathML (``mjx-assistive-mml``): that copy of each formula is clipped to one
+#: pixel for screen readers only, so it has no visible text whose contrast could fail;
+#: every other rule reads it. (test_the_contrast_check_reads_styles_not_elements makes
+#: the dedupe miss nothing it should catch.)
+SEEN_STYLE = "data-axe-seen"
+CONTRAST_CONTEXT = {"exclude": [["mjx-assistive-mml"], [f"[{SEEN_STYLE}]"]]}
+CONTRAST = {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}}
+#: ``kind: (context, options, theme)``; ``theme`` is ``None`` for the runs that read no
+#: colour (they see the page as loaded), else the theme the run switches to first and
+#: whose styles it dedupes.
 AXE_RUNS = {
-    "axe": (None, {**AXE_OPTIONS, "rules": {"color-contrast": {"enabled": False}}}, False),
-    "axe, contrast": (
-        CONTRAST_CONTEXT,
-        {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
-        False,
-    ),
+    "axe": (None, {**AXE_OPTIONS, "rules": {"color-contrast": {"enabled": False}}}, None),
     "axe, headings and landmarks": (None, {**AXE_OPTIONS, "runOnly": {
-        "type": "rule", "values": list(STRUCTURE_RULES)}}, False),
-    "axe, dark theme": (
-        CONTRAST_CONTEXT,
-        {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}},
-        True,
-    ),
+        "type": "rule", "values": list(STRUCTURE_RULES)}}, None),
+    "axe, contrast": (CONTRAST_CONTEXT, CONTRAST, "light"),
+    "axe, dark theme": (CONTRAST_CONTEXT, CONTRAST, "dark"),
 }
-
 
 
 # --------------------------------------------------------------------------- serving ----
@@ -226,16 +225,10 @@ async (rawTex) => {
 """
 
 
-# Runs axe-core (injected just before) on the whole page and returns its violations, one
-# line per element. With ``dark`` set, the page is first switched to the theme's dark
-# mode the way its own toggle does it (``data-mode``/``data-theme`` on <html>).
+# Runs axe-core (injected just before) with a context and options and returns its
+# violations, one line per element.
 AXE_RUN = r"""
-async ([context, options, dark]) => {
-  if (dark && document.documentElement.dataset.theme !== "dark") {
-    document.documentElement.dataset.mode = "dark";
-    document.documentElement.dataset.theme = "dark";
-    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-  }
+async ([context, options]) => {
   const result = await axe.run(context || document, options);
   return result.violations.map((v) => ({
     id: v.id, impact: v.impact, help: v.help,
@@ -244,21 +237,80 @@ async ([context, options, dark]) => {
 }
 """
 
+# Puts the page in a theme the way the theme's own toggle does (``data-mode`` and
+# ``data-theme`` on <html>) and waits until the colours have settled: two frames, then
+# every CSS transition the switch started (the theme animates its colours; a contrast
+# read mid-transition measures a colour the reader never sees once it settles).
+SET_THEME = r"""
+async (theme) => {
+  const html = document.documentElement;
+  if (html.dataset.theme !== theme) {
+    html.dataset.mode = theme;
+    html.dataset.theme = theme;
+  }
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null)));
+}
+"""
 
-# Marks each highlighted code token whose class is in ``seen`` (checked on an earlier
-# page) so that the contrast runs skip it; returns the classes met here for the first time.
-MARK_SEEN_CODE = r"""
+
+# Marks (with the attribute ``attr``) each element that the next contrast run can leave
+# out, as the comment on AXE_RUNS says: one whose subtree shows no text signature outside
+# ``seen``; returns the signatures met here for the first time. Marks of an earlier run
+# are removed first.
+MARK_SEEN_STYLES = r"""
 ([seen, attr]) => {
   const known = new Set(seen), fresh = [];
-  for (const span of document.querySelectorAll("div.highlight pre span")) {
-    const key = span.className || "(no class)";
-    if (known.has(key)) span.setAttribute(attr, "");
-    else { known.add(key); fresh.push(key); }
+  document.querySelectorAll(`[${attr}]`).forEach((e) => e.removeAttribute(attr));
+  const style = new Map(), layers = new Map();
+  const cs = (el) => {
+    let s = style.get(el);
+    if (!s) { s = getComputedStyle(el); style.set(el, s); }
+    return s;
+  };
+  const opaque = (s) => {
+    const m = s.backgroundColor.match(/^rgba?\(([^)]*)\)$/);
+    const alpha = m && m[1].split(",").length === 4 ? parseFloat(m[1].split(",")[3]) : 1;
+    return m && alpha === 1 && s.backgroundImage === "none" && s.position === "static";
+  };
+  const behind = (el) => {
+    if (!el || el.nodeType !== 1) return "";
+    let l = layers.get(el);
+    if (l === undefined) {
+      const s = cs(el);
+      l = [s.backgroundColor, s.backgroundImage, s.position, s.opacity, s.mixBlendMode,
+           s.filter, s.backdropFilter].join(" ");
+      if (!opaque(s)) l += " / " + behind(el.parentElement);
+      layers.set(el, l);
+    }
+    return l;
+  };
+  const ownText = (el) => {
+    for (const n of el.childNodes) if (n.nodeType === 3 && n.textContent.trim()) return true;
+    return false;
+  };
+  const all = new Map();
+  const walk = (el) => {
+    let repeat = true;
+    for (const child of el.children) if (!walk(child)) repeat = false;
+    if (ownText(el) && el.getClientRects().length) {
+      const s = cs(el);
+      if (s.visibility === "visible") {
+        const sig = [s.color, s.fontSize, s.fontWeight, s.textShadow,
+                     s.webkitTextFillColor, s.webkitTextStrokeWidth, behind(el)].join("|");
+        if (!known.has(sig)) { known.add(sig); fresh.push(sig); repeat = false; }
+      }
+    }
+    all.set(el, repeat);
+    return repeat;
+  };
+  walk(document.body);
+  for (const [el, repeat] of all) {
+    if (repeat && !all.get(el.parentElement)) el.setAttribute(attr, "");
   }
   return fresh;
 }
 """
-
 
 
 class MissingAxe(RuntimeError):
@@ -280,21 +332,25 @@ def axe_script() -> str:
     return AXE_SCRIPT
 
 
-def axe_violations(page, seen_code: set[str]) -> dict[str, list[str]]:
+def axe_violations(page, seen_styles: dict[str, set[str]]) -> dict[str, list[str]]:
     """axe-core's WCAG 2.1 A/AA violations on the page now open, per run of
     :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme).
 
-    ``seen_code``: the code-token classes whose contrast earlier pages checked; the
-    classes this page shows for the first time are added to it.
+    ``seen_styles``: per theme, the text-style signatures whose contrast earlier pages
+    (or earlier elements) checked; the signatures this page shows for the first time are
+    added to it.
     """
-    seen_code.update(page.evaluate(MARK_SEEN_CODE, [sorted(seen_code), SEEN_CODE]))
     page.evaluate(axe_script())
     found = {}
-    for kind, (context, options, dark) in AXE_RUNS.items():
+    for kind, (context, options, theme) in AXE_RUNS.items():
+        if theme is not None:
+            page.evaluate(SET_THEME, theme)
+            seen = seen_styles.setdefault(theme, set())
+            seen.update(page.evaluate(MARK_SEEN_STYLES, [sorted(seen), SEEN_STYLE]))
         found[kind] = [
             f"{v['id']} ({v['impact']}): {v['help']}; " + " | ".join(v["nodes"][:5])
             + (f" | ... {len(v['nodes']) - 5} more" if len(v["nodes"]) > 5 else "")
-            for v in page.evaluate(AXE_RUN, [context, options, dark])
+            for v in page.evaluate(AXE_RUN, [context, options])
         ]
     return found
 
@@ -308,9 +364,45 @@ def site_pages(html: Path) -> list[str]:
     )
 
 
-def crawl_site(browser, base: str, html: Path) -> dict[str, PageRecord]:
-    """Load every page of the site in ``html`` (:func:`site_pages`), served at ``base``, once
-    in a 1280 px window and record each in a :class:`PageRecord`, keyed by its path.
+def balanced_groups(costs: dict[str, float], groups: int) -> dict[str, int]:
+    """Split pages into ``groups`` crawls of about equal cost: each page, costliest first
+    (ties by path), to the group with the least cost so far. Returns ``{page: group}``,
+    the same on every worker for the same ``costs``."""
+    load = [0.0] * groups
+    out = {}
+    for page in sorted(costs, key=lambda p: (-costs[p], p)):
+        g = min(range(groups), key=lambda i: (load[i], i))
+        out[page] = g
+        load[g] += costs[page]
+    return out
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(found["id"])
+        if tag == "a" and found.get("name"):
+            self.ids.add(found["name"])
+
+
+def static_ids(page: Path) -> set[str]:
+    """Every element id (and ``<a name>``) in the HTML file as served, before any script
+    runs: the anchors a link from another crawl group can be checked against."""
+    parser = _Ids()
+    parser.feed(page.read_text(encoding="utf-8", errors="replace"))
+    return parser.ids
+
+
+def crawl_site(browser, base: str, html: Path,
+               pages: list[str] | None = None) -> dict[str, PageRecord]:
+    """Load every page of the site in ``html`` (:func:`site_pages`; or only ``pages``, paths
+    relative to ``html``), served at ``base``, once in a 1280 px window and record each in
+    a :class:`PageRecord`, keyed by its path.
 
     Raises:
         MissingAxe: axe-core's script is not installed.
@@ -351,13 +443,13 @@ def crawl_site(browser, base: str, html: Path) -> dict[str, PageRecord]:
             record("failed request", f"{req.url} ({req.failure})")
 
     page.on("requestfailed", failed)
-    seen_code: set[str] = set()
+    seen_styles: dict[str, set[str]] = {}
     page.on(
         "response",
         lambda resp: resp.status >= 400 and record("HTTP error", f"{resp.status} {resp.url}"),
     )
 
-    for path in site_pages(html):
+    for path in site_pages(html) if pages is None else pages:
         rec = records[path] = PageRecord(path)
         response = page.goto(base + path, wait_until="load")
         rec.status = response.status if response else None
@@ -377,7 +469,7 @@ def crawl_site(browser, base: str, html: Path) -> dict[str, PageRecord]:
         rec.outputs = page.evaluate(OUTPUT_LINES)
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
-        for kind, lines in axe_violations(page, seen_code).items():
+        for kind, lines in axe_violations(page, seen_styles).items():
             for line in lines:
                 rec.add(kind, line)
     page.goto("about:blank")  # deliver the last page's remaining events

@@ -10,8 +10,9 @@ hooks, each a line that calls a function here:
   (the hook ``pytest_xdist_make_scheduler``) hands xdist a ``loadscope`` scheduler that
   uses it: a notebook's nbval cells (which must
   run in order, in one kernel) together with that notebook's figure check (which reuses
-  nbval's outputs, ``tests/test_figures.py``); the site build with the browser and PDF
-  checks (one build, one worker); the family and key sweeps of ``transformers`` and the
+  nbval's outputs, ``tests/test_figures.py``); the site's checks as a few units
+  sharing one build (each crawl group of the browser check, the PDF, the rest:
+  :data:`SITE_FILES`); the family and key sweeps of ``transformers`` and the
   atlas page (``test_hf_sweep.py``, ``test_hf_keys.py``, ``test_hf_published.py``,
   ``test_atlas.py``: the key sweep starts from the family sweep's results, all four share
   the imported modeling modules);
@@ -36,10 +37,16 @@ from pathlib import Path
 
 import pytest
 
-#: Test files that share the session's book build (the ``book_build`` fixture): one unit
-#: of work, so the site is built once and checked by one worker.
+#: Test files that share the session's book build (the ``book_build`` fixture, built at
+#: most once per run: reused from README command 1 when its stamp is current, else built
+#: by the first worker that needs it while the others wait for it). They form several units
+#: of work, so the site's checks run side by side: each crawl group of the browser check
+#: (the ``pagesN`` in a test id: tests/test_browser.py, ``CRAWL_GROUPS``), the PDF, and the
+#: rest (the build's own checks and the browser's single-page checks).
 SITE_FILES = ("test_book_build.py", "test_browser.py", "test_pdf.py")
 SITE_UNIT = "site"
+PDF_UNIT = "site-pdf"
+CRAWL_GROUP = re.compile(r"\[(?P<group>pages\d+)\b")
 #: The family sweep, the key sweep, the published configs and the atlas page: one unit of
 #: work, so the key sweep reuses the family sweep's outcomes, and all four the imported
 #: modeling modules (every one imported once per run).
@@ -60,8 +67,11 @@ def unit_of(nodeid: str) -> str:
     """The unit of work a test id belongs to (see the module docstring)."""
     path = nodeid.split("::", 1)[0]
     name = path.rsplit("/", 1)[-1]
+    if name == "test_pdf.py":
+        return PDF_UNIT
     if name in SITE_FILES:
-        return SITE_UNIT
+        group = CRAWL_GROUP.search(nodeid)
+        return f"{SITE_UNIT}-{group['group']}" if group else SITE_UNIT
     if name in HF_SWEEP_FILES:
         return HF_SWEEP_UNIT
     if path.endswith(".ipynb"):
@@ -88,7 +98,7 @@ def make_scheduler(config, log):
 
 def _rank(item) -> int:
     unit = unit_of(item.nodeid)
-    if unit == SITE_UNIT:
+    if unit.startswith(SITE_UNIT):
         return 0
     if item.path.name in HEAVY_FILES or unit == HF_SWEEP_UNIT:
         return 1
@@ -131,7 +141,7 @@ def is_slow(nodeid: str) -> bool:
     above and the notebooks' nbval cells."""
     unit = unit_of(nodeid)
     name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    return (unit in (SITE_UNIT, HF_SWEEP_UNIT) or unit.startswith("nb-")
+    return (unit.startswith(SITE_UNIT) or unit == HF_SWEEP_UNIT or unit.startswith("nb-")
             or name in HEAVY_FILES + SLOW_FILES)
 
 
