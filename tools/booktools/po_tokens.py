@@ -99,24 +99,25 @@ def problems(msgid: str, msgstr: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    import polib
+    from babel.messages.pofile import read_po
 
     complete = "--complete" in argv
     files = [a for a in argv if not a.startswith("--")]
     bad = 0
     for path in files:
-        po = polib.pofile(path)
-        for entry in po:
-            if entry.obsolete:
+        with open(path, "rb") as f:
+            catalog = read_po(f)
+        for entry in catalog:
+            if not entry.id:
                 continue
-            msgs = problems(entry.msgid, entry.msgstr)
-            if complete and not entry.msgstr:
+            msgs = problems(entry.id, entry.string or "")
+            if complete and not entry.string:
                 msgs.append("untranslated")
-            if complete and "fuzzy" in entry.flags:
+            if complete and entry.fuzzy:
                 msgs.append("fuzzy (its English changed)")
             for msg in msgs:
                 bad += 1
-                print(f"{path}:{entry.linenum}: {msg}: {entry.msgid[:70]!r}")
+                print(f"{path}:{entry.lineno}: {msg}: {entry.id[:70]!r}")
     print(f"{bad} problem(s) in {len(files)} file(s)", file=sys.stderr)
     return 1 if bad else 0
 
