@@ -74,8 +74,7 @@ def search(browser, base: str, folder: str, query: str) -> list[str]:
     page = browser.new_page()
     try:
         page.goto(f"{base}{folder}search.html", wait_until="load")
-        box = page.locator("#search-results input[name=q], form.bd-search input[name=q],"
-                           " input[name=q]").first
+        box = page.locator(".bd-search-container input[name=q]").first
         box.fill(query)
         box.press("Enter")
         page.wait_for_url(f"**/search.html?q={quote(query)}*")

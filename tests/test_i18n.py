@@ -209,17 +209,16 @@ def test_search_dictionary_keeps_the_glossary_terms_whole(tmp_path):
     assert "外推" in zh_search.query_words("模型在外推时", dictionary)
 
 
-def _search_words(site: Path, query: str) -> list[str]:
+def _search_words(query: str, tmp: Path) -> list[str]:
     glossary = terminology.glossary_path(ROOT, "zh_CN")
-    return zh_search.query_words(query, zh_search.user_dictionary(
-        glossary, site.parent / "posenc-jieba-query.txt"))
+    return zh_search.query_words(query, zh_search.user_dictionary(glossary, tmp / "dict.txt"))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("query", sorted(SEARCHES))
-def test_chinese_search_index_finds_the_chapter(zh_site, query):
+def test_chinese_search_index_finds_the_chapter(zh_site, query, tmp_path):
     index = zh_search.read_index(zh_site)
-    words = _search_words(zh_site, query)
+    words = _search_words(query, tmp_path)
     assert words, f"jieba cut {query!r} into no index word"
     for word in words:
         assert SEARCHES[query] in zh_search.pages_with(index, word), (
