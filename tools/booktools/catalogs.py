@@ -183,7 +183,8 @@ def update(root: Path, pots: dict[str, Catalog]) -> list[str]:
     for docname, path in have.items():
         if docname not in pots or not in_scope(docname):
             path.unlink()
-            done.append(f"{docname}: removed ({'out of scope' if docname in pots else 'no such page'})")
+            why = "out of scope" if docname in pots else "no such page"
+            done.append(f"{docname}: removed ({why})")
     for docname, pot in sorted(pots.items()):
         if not in_scope(docname):
             continue
