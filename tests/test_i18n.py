@@ -297,3 +297,14 @@ def test_the_chinese_stamp_lies_beside_the_english_site_not_inside_it(tmp_path):
     zh = stamp.stamp_path(html / zh_build.FOLDER, zh_build.LANGUAGE)
     assert zh == tmp_path / "_build" / "posenc-html-zh_CN-stamp.json"
     assert html not in zh.parents
+
+
+def test_the_chinese_pdf_check_fails_on_an_english_or_glyphless_pdf():
+    """``python scripts/build_pdf.py --language zh_CN`` reads its PDF back and requires the
+    edition's words (booktools.pdf.check_language); self-test: English text, or text
+    whose CJK glyphs were lost, fails it."""
+    from booktools import pdf
+
+    assert pdf.check_language("第 4 章 旋转位置编码（RoPE）…… 外推", "zh_CN") == []
+    assert pdf.check_language("Rotary position embedding (RoPE) extrapolation", "zh_CN")
+    assert pdf.check_language("\ufffd\ufffd\ufffd\ufffd (RoPE)", "zh_CN")
