@@ -34,4 +34,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", language_switch.add_switch, priority=600)
     app.connect("html-page-context", zh_strings.translate_buttons, priority=700)
     app.connect("doctree-resolved", zh_strings.translate_prompts)
+    app.connect("build-finished", zh_strings.translate_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

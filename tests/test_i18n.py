@@ -247,14 +247,38 @@ def test_chinese_pages_are_chinese_with_the_same_code(zh_site):
     assert "旋转位置编码" in page
     assert 'placeholder="Search this book..."' not in page  # the theme's own Chinese
     assert "显示代码" in page and "Show code cell" not in page
-    if (english / "book" / "04_rope.html").is_file():
-        import re
+    import re
 
-        def code(html: str) -> list[str]:
-            return re.findall(r'<div class="highlight[^"]*"><pre>.*?</pre>', html, re.S)
+    def code(html: str) -> list[str]:  # code cells and printed outputs
+        return re.findall(r'<div class="highlight[^"]*"><pre>.*?</pre>', html, re.S)
 
-        en = (english / "book" / "04_rope.html").read_text(encoding="utf-8")
-        assert code(page) == code(en) and code(en)
+    chapters = sorted((english / "book").glob("[0-9]*.html"))
+    for chapter in chapters:
+        en = chapter.read_text(encoding="utf-8")
+        zh = (zh_site / "book" / chapter.name).read_text(encoding="utf-8")
+        assert code(zh) == code(en) and code(en), f"{chapter.name}: code or outputs differ"
+
+
+#: English interface strings that must not be left on a Chinese page.
+ENGLISH_UI = ('placeholder="Search this book..."', "Show code cell", "Hide code cell",
+              ">book source<")
+
+
+@pytest.mark.slow
+def test_interface_strings_are_chinese(zh_site):
+    from booktools.site import zh_strings
+
+    english = (*zh_strings.STRINGS["zh_CN"]["page strings"], *ENGLISH_UI)
+    left = {}
+    for name in ("book/04_rope.html", "book/api.html", "search.html", "genindex.html"):
+        text = (zh_site / name).read_text(encoding="utf-8")
+        left[name] = [e for e in english if e in text]
+    assert not any(left.values()), f"English interface strings on Chinese pages: {left}"
+    # self-test: the English site has them, so the check can find them
+    page = ROOT / "_build" / "html" / "book" / "04_rope.html"
+    if page.is_file():
+        text = page.read_text(encoding="utf-8")
+        assert sum(e in text for e in english) >= 4
 
 
 @pytest.mark.slow
