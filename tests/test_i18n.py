@@ -332,3 +332,15 @@ def test_the_chinese_pdf_check_fails_on_an_english_or_glyphless_pdf():
     assert pdf.check_language("第 4 章 旋转位置编码（RoPE）…… 外推", "zh_CN") == []
     assert pdf.check_language("Rotary position embedding (RoPE) extrapolation", "zh_CN")
     assert pdf.check_language("\ufffd\ufffd\ufffd\ufffd (RoPE)", "zh_CN")
+
+
+def test_terminology_file_is_well_formed(tmp_path):
+    data = terminology.load(terminology.glossary_path(ROOT, "zh_CN"))
+    assert len(data["terms"]) >= 40
+    # self-test: an unquoted comma in a flow mapping splits the term, and load() refuses it
+    bad = tmp_path / "glossary.yml"
+    bad.write_text("title: t\nintro: i\ncolumns: [a, b, c]\n"
+                   "terms:\n  - {en: position embedding (learned, a table), zh: 位置嵌入}\n",
+                   encoding="utf-8")
+    with pytest.raises(ValueError, match="a term has"):
+        terminology.load(bad)

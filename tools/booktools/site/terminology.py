@@ -36,8 +36,9 @@ def load(path: Path) -> dict:
         if key not in data:
             raise ValueError(f"{path}: no {key!r}")
     for term in data["terms"]:
-        if not term.get("en") or not term.get("zh"):
-            raise ValueError(f"{path}: a term needs 'en' and 'zh': {term!r}")
+        # an unquoted comma in a YAML flow mapping splits a term: no stray keys allowed
+        if not term.get("en") or not term.get("zh") or set(term) - {"en", "zh", "note"}:
+            raise ValueError(f"{path}: a term has 'en', 'zh' and maybe 'note': {term!r}")
     return data
 
 
