@@ -2,7 +2,8 @@
 
 After a build, this extension removes ``<build>/posenc-html-stamp.json`` and writes it
 again only when the build was clean and read every document; what a clean build is, the
-digest of the build's inputs and where the stamp lies are :mod:`booktools.stamp`
+digest of the build's inputs and where the stamp lies (the Chinese edition's, built into
+``<build>/html/zh_CN``, is ``<build>/posenc-html-zh_CN-stamp.json``) are :mod:`booktools.stamp`
 (``tools/booktools/stamp.py``), which ``tests/conftest.py`` uses to decide whether the
 test run may reuse the site.
 """
@@ -20,7 +21,7 @@ def _note_reads(app, env, docnames) -> None:
 
 
 def _write_stamp(app, exception) -> None:
-    path = stamp_path(Path(app.outdir))
+    path = stamp_path(Path(app.outdir), app.config.language)
     path.unlink(missing_ok=True)
     if not clean_build(app, exception):
         return

@@ -2,6 +2,7 @@
 
     python scripts/build_pdf.py                  # -> _build/pdf/positional-encoding-executed.pdf
     python scripts/build_pdf.py --output book.pdf
+    python scripts/build_pdf.py --language zh_CN # -> _build/pdf/...executed.zh_CN.pdf
 
 (``scripts/build_pdf.py`` is the entry point; this module, :mod:`booktools.pdf`, the logic.)
 
@@ -17,6 +18,11 @@ Before printing, code blocks of up to KEEP_WHOLE_LINES lines are kept on one pag
 landing page's empty "Chapter map" gets a printed, linked table of contents; the print
 styles (_ext/posenc_site.css) start each chapter on a new page and leave the on-screen
 controls off the paper.
+
+With ``--language zh_CN`` the single page is the Chinese edition's
+(:mod:`booktools.zh_build`, same sources, translated prose; the CJK glyphs come from the
+system's Noto CJK fonts, ``fonts-noto-cjk``), and the printed PDF must hold the
+edition's own words (:func:`check_language`, read back with poppler's ``pdftotext``).
 
 The single page uses the same committed notebook outputs as the site. Exit status 0 and
 the PDF's path on success; a non-zero status with the reason otherwise.
@@ -157,17 +163,29 @@ _PRINTED_CONTENTS = r"""
 PRINT_WIDTH_PX = round((210 - 2 * 14) / 25.4 * 96)
 
 
-def build_single_page(out: Path) -> Path:
-    """Run Sphinx's ``singlehtml`` builder through jupyter-book; return the page's folder."""
-    jb = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
-    cmd = [
-        jb, "build", str(ROOT), "--path-output", str(out), "--builder", "custom",
-        "--custom-builder", "singlehtml", "-n", "-W", "--keep-going",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    if proc.returncode != 0:
-        raise RuntimeError(f"single-page build failed:\n{(proc.stdout + proc.stderr)[-4000:]}")
+def build_single_page(out: Path, language: str | None = None) -> Path:
+    """Run Sphinx's ``singlehtml`` builder through jupyter-book (for ``language``, the
+    edition's build, :mod:`booktools.zh_build`); return the page's folder."""
     page_dir = out / "_build" / "singlehtml"
+    if language:
+        from booktools import zh_build
+
+        if language != zh_build.LANGUAGE:
+            raise RuntimeError(f"no edition in {language!r}; there is {zh_build.LANGUAGE}")
+        status, warnings = zh_build.build(ROOT, page_dir, builder="singlehtml",
+                                          doctrees=out / "_build" / f".doctrees-{language}")
+        if status:
+            raise RuntimeError("single-page build failed:\n" + "\n".join(warnings[-40:]))
+    else:
+        jb = shutil.which("jupyter-book") or str(Path(sys.executable).with_name("jupyter-book"))
+        cmd = [
+            jb, "build", str(ROOT), "--path-output", str(out), "--builder", "custom",
+            "--custom-builder", "singlehtml", "-n", "-W", "--keep-going",
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"single-page build failed:\n{(proc.stdout + proc.stderr)[-4000:]}")
     source = page_dir / root_document()
     if not source.is_file():
         raise RuntimeError(f"no single page at {source}")
@@ -212,20 +230,48 @@ def print_pdf(page_dir: Path, output: Path) -> None:
                                       "left": "14mm", "right": "14mm"})
 
 
-def build_pdf(output: Path = DEFAULT_OUTPUT, work: Path | None = None) -> Path:
-    """Build the single page (under ``work``, default ``_build/pdf``), print it to ``output``."""
-    work = work or DEFAULT_OUTPUT.parent
-    page_dir = build_single_page(work)
+#: Per edition: words its printed PDF must hold (its title of chapter 4 and a glossary
+#: term), read back from the PDF's text.
+EDITION_WORDS = {"zh_CN": ("旋转位置编码", "位置编码", "外推")}
+
+
+def check_language(text: str, language: str) -> list[str]:
+    """The words of ``language``'s edition (:data:`EDITION_WORDS`) missing from ``text``
+    (a PDF's text): a PDF printed without the CJK font, or from the English, misses them."""
+    return [w for w in EDITION_WORDS.get(language, ()) if w not in text]
+
+
+def build_pdf(output: Path = DEFAULT_OUTPUT, work: Path | None = None,
+              language: str | None = None) -> Path:
+    """Build the single page (under ``work``, default ``_build/pdf``, or
+    ``_build/pdf-<language>``), print it to ``output``; for an edition, check its words."""
+    work = work or (DEFAULT_OUTPUT.parent.with_name(f"pdf-{language}") if language
+                    else DEFAULT_OUTPUT.parent)
+    page_dir = build_single_page(work, language)
     print_pdf(page_dir, output)
+    if language:
+        pdftotext = shutil.which("pdftotext")
+        if pdftotext is None:
+            raise RuntimeError("pdftotext not found (apt-get install poppler-utils): the "
+                               "edition's PDF cannot be checked")
+        text = subprocess.run([pdftotext, str(output), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        missing = check_language(text, language)
+        if missing:
+            raise RuntimeError(f"{output} lacks the {language} edition's words {missing}")
     return output
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="PDF path")
+    parser.add_argument("--output", type=Path, default=None, help="PDF path")
+    parser.add_argument("--language", default=None,
+                        help="an edition other than the English (zh_CN)")
     args = parser.parse_args(argv)
+    output = args.output or (DEFAULT_OUTPUT.with_suffix(f".{args.language}.pdf")
+                             if args.language else DEFAULT_OUTPUT)
     try:
-        path = build_pdf(args.output.resolve())
+        path = build_pdf(output.resolve(), language=args.language)
     except RuntimeError as err:
         print(err, file=sys.stderr)
         return 1

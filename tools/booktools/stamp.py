@@ -5,7 +5,8 @@ After an HTML build that finished with no warning under ``-n -W`` (nitpicky, war
 errors) that read every document (an incremental build does not repeat the warnings
 of the pages it did not re-read, so it is never stamped: :func:`clean_build`), the Sphinx
 extension ``_ext/posenc_stamp.py`` writes ``<build>/posenc-html-stamp.json`` beside the
-``html`` folder (:func:`stamp_path`): :func:`inputs_digest`, a digest of every input of the
+``html`` folder (:func:`stamp_path`; the Chinese edition's, built into ``html/zh_CN``,
+``<build>/posenc-html-zh_CN-stamp.json``): :func:`inputs_digest`, a digest of every input of the
 build. ``tests/conftest.py`` (the ``book_build`` fixture) computes the same digest and
 reuses the built site only when the two agree; any other build (a warning, an error, no
 ``-W``, an incremental build) removes the stamp. This module holds what both sides share;
@@ -50,9 +51,19 @@ def inputs_digest(root: Path) -> str | None:
     return digest.hexdigest()
 
 
-def stamp_path(html_dir: Path) -> Path:
-    """Where the stamp of a build whose HTML is in ``html_dir`` lies (beside that folder)."""
+def stamp_path(html_dir: Path, language: str | None = None) -> Path:
+    """Where the stamp of a build whose HTML is in ``html_dir`` lies: beside that folder;
+    for another edition than the English (``language``, e.g. ``zh_CN``), whose folder is
+    inside the English site's (:mod:`booktools.zh_build`), beside the English site's
+    folder and named for the language (:func:`edition_stamp`), never inside a site."""
+    if language and language != "en":
+        return Path(html_dir).parent.parent / edition_stamp(language)
     return Path(html_dir).parent / STAMP
+
+
+def edition_stamp(language: str) -> str:
+    """The stamp's file name for the edition in ``language`` (``posenc-html-zh_CN-stamp.json``)."""
+    return STAMP.replace("-stamp", f"-{language}-stamp")
 
 
 def clean_build(app, exception) -> bool:
