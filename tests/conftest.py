@@ -120,50 +120,85 @@ def current_site(build_dir: Path, digest: str | None) -> bool:
 
 @pytest.fixture(scope="session")
 def book_build(tmp_path_factory):
-    """The site, built at most once per run with warnings as errors, shared by every
-    worker that checks it.
+    """The site in both editions, built at most once per run with warnings as errors,
+    shared by every worker that checks it: the English site and, in its ``zh_CN`` folder,
+    the Chinese one (``booktools.zh_build``).
 
-    README command 1 has usually just built it into ``_build``: when that build's stamp
-    names the current inputs (:func:`current_site`), its ``html`` folder is copied and not
-    built again (``POSENC_FRESH_BUILD=1`` forces a build). Otherwise the book is built into
-    a temp folder. The site's checks run as several units of work on several workers
+    README command 1 has usually just built both into ``_build``: an edition whose stamp
+    names the current inputs (:func:`current_site`, ``zh_build.current_site``) is copied
+    and not built again (``POSENC_FRESH_BUILD=1`` forces both builds); any other is built
+    into a temp folder. The site's checks run as several units of work on several workers
     (``booktools.run_layout.SITE_FILES``): the first worker to need the site copies or
     builds it into the run's shared temp folder under a file lock, and the others wait for
     it and read the same folder.
 
-    Returns ``(returncode, combined output, html_dir)``.
+    Returns ``(returncode, combined output, html_dir)`` of the English build; the Chinese
+    build's is :func:`zh_site`'s.
     """
     from filelock import FileLock
+
+    from booktools import zh_build
 
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     out, result = shared / "book", shared / "book-build.json"
+    html = out / "_build" / "html"
     with FileLock(str(shared / "book-build.lock")):
         if result.is_file():
-            code, output = json.loads(result.read_text(encoding="utf-8"))
-            return code, output, out / "_build" / "html"
+            code, output, _ = json.loads(result.read_text(encoding="utf-8"))
+            return code, output, html
+        fresh = os.environ.get("POSENC_FRESH_BUILD") == "1"
         start = time.perf_counter()
-        if os.environ.get("POSENC_FRESH_BUILD") != "1" and current_site(
-                ROOT / "_build", inputs_digest(ROOT)):
-            shutil.copytree(ROOT / "_build" / "html", out / "_build" / "html")
+        if not fresh and current_site(ROOT / "_build", inputs_digest(ROOT)):
+            shutil.copytree(ROOT / "_build" / "html", html,
+                            ignore=lambda d, names: [zh_build.FOLDER] if Path(d) == ROOT
+                            / "_build" / "html" else [])
             SITE_REPORT["book build"] = "reused README command 1's build (its stamp is current)"
             code, output = 0, ""
         else:
-            jb = shutil.which("jupyter-book") or str(
-                Path(sys.executable).with_name("jupyter-book"))
             proc = subprocess.run(
-                [jb, "build", str(ROOT), "--path-output", str(out), "-n", "-W",
-                 "--keep-going"],
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-                timeout=900,
-            )
+                [_tool("jupyter-book"), "build", str(ROOT), "--path-output", str(out), "-n",
+                 "-W", "--keep-going"],
+                capture_output=True, text=True, cwd=ROOT, timeout=900)
             SITE_REPORT["book build"] = "built in this run"
             code, output = proc.returncode, proc.stdout + proc.stderr
         SITE_REPORT["book build seconds"] = round(time.perf_counter() - start, 1)
-        result.write_text(json.dumps([code, output]), encoding="utf-8")
-    return code, output, out / "_build" / "html"
+        start = time.perf_counter()
+        zh = None if fresh else zh_build.current_site(ROOT)
+        if zh is not None:
+            shutil.copytree(zh, html / zh_build.FOLDER)
+            SITE_REPORT["Chinese build"] = "reused README command 1's build (its stamp is current)"
+            zh_code, zh_output = 0, ""
+        else:
+            proc = subprocess.run(
+                [sys.executable, str(ROOT / "scripts" / "build_zh.py"),
+                 "--output", str(html / zh_build.FOLDER),
+                 "--doctrees", str(out / "_build" / f".doctrees-{zh_build.LANGUAGE}")],
+                capture_output=True, text=True, cwd=ROOT, timeout=900)
+            SITE_REPORT["Chinese build"] = "built in this run"
+            zh_code, zh_output = proc.returncode, proc.stdout + proc.stderr
+        SITE_REPORT["Chinese build seconds"] = round(time.perf_counter() - start, 1)
+        result.write_text(json.dumps([code, output, [zh_code, zh_output]]), encoding="utf-8")
+    return code, output, html
+
+
+def _tool(name: str) -> str:
+    return shutil.which(name) or str(Path(sys.executable).with_name(name))
+
+
+@pytest.fixture(scope="session")
+def zh_site(book_build, tmp_path_factory):
+    """The Chinese site's folder (``<English site>/zh_CN``) of the session's build; a failed
+    test where its build warned (listing the warnings)."""
+    from booktools import zh_build
+
+    _, _, html = book_build
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    _, _, (code, output) = json.loads((shared / "book-build.json").read_text(encoding="utf-8"))
+    if code != 0:
+        pytest.fail("the Chinese build failed or warned:\n" + output[-6000:], pytrace=False)
+    return html / zh_build.FOLDER
 
 
 class _NotebookOutputRecorder:

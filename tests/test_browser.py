@@ -36,7 +36,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import BOOK, ROOT, SITE_REPORT, missing_tool, notebooks, toc_pages
 
-from booktools import book_home
+from booktools import book_home, zh_build
 from booktools.browser import (
     AXE_RUNS,
     PHONE_WIDTH,
@@ -88,11 +88,25 @@ def browser():
 
 # ----------------------------------------------------------------------------- crawl ----
 
+#: The Chinese edition (booktools.zh_build) lives in the English site's ``zh_CN`` folder and
+#: is crawled with it, every page. Its code blocks and printed outputs are the English
+#: pages' byte for byte (tests/test_i18n.py, test_chinese_pages_are_chinese_with_the_same_
+#: code), so axe checks them on the English page and leaves them out of the Chinese one;
+#: everything else (prose, figures and their alt text, math, navigation) is checked on
+#: both.
+ZH = zh_build.FOLDER + "/"
+SHARED_WITH_THE_ENGLISH = ("div.highlight", "div.cell_output")
+
+
+def shared_content(path: str) -> tuple[str, ...]:
+    return SHARED_WITH_THE_ENGLISH if path.startswith(ZH) else ()
+
+
 def _crawl(browser, base: str, html: Path, pages: list[str] | None = None
            ) -> dict[str, PageRecord]:
     """:func:`booktools.browser.crawl_site`; without axe-core's script, a failed test."""
     try:
-        return crawl_site(browser, base, html, pages)
+        return crawl_site(browser, base, html, pages, shared_content)
     except MissingAxe as err:
         pytest.fail(str(err), pytrace=False)
 
@@ -130,7 +144,9 @@ def _page_cost(path: str) -> float:
 
 @functools.cache
 def _reader_groups() -> dict[str, int]:
-    return balanced_groups({p: _page_cost(p) for p in reader_pages()}, CRAWL_GROUPS)
+    costs = {p: _page_cost(p) for p in reader_pages()}
+    costs.update({ZH + p: cost for p, cost in costs.items()})  # the Chinese pages
+    return balanced_groups(costs, CRAWL_GROUPS)
 
 
 def group_of(path: str) -> int:
@@ -155,12 +171,16 @@ def pytest_generate_tests(metafunc):
                          indirect=True, ids=[_group_id(g) for g in range(CRAWL_GROUPS)])
 
 
+def _page_id(page: str) -> str:
+    return page.replace("book/", "").removesuffix(".html")
+
+
 def group_params(fixture: str, pages: list, marks=None) -> tuple:
     """``(argnames, params)`` for a per-page test that reads ``fixture``: each page with its
     group, as ``pytest.mark.parametrize(*group_params(...), indirect=[fixture])``."""
     marks = marks or {}
     return (f"{fixture},path", [
-        pytest.param(group_of(page), page, id=f"{_group_id(group_of(page))}-{Path(page).stem}",
+        pytest.param(group_of(page), page, id=f"{_group_id(group_of(page))}-{_page_id(page)}",
                      marks=marks.get(page, ()))
         for page in pages])
 
@@ -379,9 +399,15 @@ def reader_pages() -> list[str]:
     return toc_pages() + api
 
 
+def both_editions(pages: list[str]) -> list[str]:
+    """``pages`` and their counterparts in the Chinese edition."""
+    return pages + [ZH + p for p in pages]
 
 
-@pytest.mark.parametrize(*group_params("crawl", toc_pages()), indirect=["crawl"])
+
+
+@pytest.mark.parametrize(*group_params("crawl", both_editions(toc_pages())),
+                         indirect=["crawl"])
 def test_no_code_or_table_scrolls_sideways_at_1280(crawl, path):
     """Measured by the crawl, whose window is 1280 px wide, once the page has loaded."""
     wide = crawl[path].sideways
@@ -415,8 +441,8 @@ def phone(request, site, browser):
     (``request.param``), opened once at PHONE_WIDTH."""
     base, _ = site
     group = request.param
-    found = {path: open_on_a_phone(browser, base + path) for path in reader_pages()
-             if group_of(path) == group}
+    found = {path: open_on_a_phone(browser, base + path)
+             for path in both_editions(reader_pages()) if group_of(path) == group}
     heaviest = sorted(found.items(), key=lambda item: -item[1]["bytes"])[:5]
     SITE_REPORT[f"browser: heaviest pages (bytes; {_group_id(group)})"] = {
         p: r["bytes"] for p, r in heaviest}
@@ -432,7 +458,8 @@ def phone_width_problem(path: str, measured: dict) -> str | None:
     return None
 
 
-@pytest.mark.parametrize(*group_params("phone", reader_pages()), indirect=["phone"])
+@pytest.mark.parametrize(*group_params("phone", both_editions(reader_pages())),
+                         indirect=["phone"])
 def test_page_does_not_scroll_sideways_on_a_phone(phone, path):
     """The document is no wider than the 390 px viewport: long identifiers break, and
     code, outputs, tables and display math scroll inside their own box."""

@@ -5,8 +5,8 @@ counterpart and back. The full crawl of the Chinese pages (axe-core, phone width
 math) is test_browser.py's, over both editions.
 
 Without Chromium or Playwright the tests are skipped with a message, except under
-``CI=true``, where they fail. The site is README command 1's when its stamp is current
-(``booktools.zh_build.current_site``), else it is built here (about 90 s).
+``CI=true``, where they fail. The site is the session's (the ``zh_site`` fixture of
+tests/conftest.py: README command 1's when its stamp is current, else built once per run).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
-from conftest import ROOT, missing_tool
+from conftest import missing_tool
 
 from booktools import zh_build
 from booktools.browser import find_chromium, launch, serve
@@ -35,16 +35,6 @@ async () => {
       .map((a) => a.href);
 }
 """
-
-
-@pytest.fixture(scope="module")
-def zh_site(tmp_path_factory):
-    html = zh_build.current_site(ROOT)
-    if html is None:
-        html = tmp_path_factory.mktemp("zh") / "html" / zh_build.FOLDER
-        status, warnings = zh_build.build(ROOT, html, doctrees=html.parent.parent / "doctrees")
-        assert status == 0, "the Chinese build warned:\n" + "\n".join(warnings)
-    return html
 
 
 @pytest.fixture(scope="module")

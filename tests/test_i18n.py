@@ -6,8 +6,8 @@ Chinese search index (jieba) finding the book's terms; the terminology page; the
 language switch. Each check has a self-test that makes it fail on purpose.
 
 The regeneration (``booktools.catalogs.templates``: Sphinx's gettext builder, in-scope
-pages only) takes about 15 s; the Chinese site is README command 1's when its stamp is
-current (``booktools.zh_build.current_site``), else it is built here (about 90 s).
+pages only) takes about 15 s; the Chinese site is the session's (the ``zh_site`` fixture
+of tests/conftest.py: README command 1's when its stamp is current, else built once).
 """
 
 from __future__ import annotations
@@ -35,18 +35,6 @@ def pots():
     """The message templates, regenerated from the English of this checkout."""
     found, _ = catalogs.templates(ROOT)
     return found
-
-
-@pytest.fixture(scope="module")
-def zh_site(tmp_path_factory):
-    """The Chinese site: README command 1's when current, else built here."""
-    html = zh_build.current_site(ROOT)
-    if html is not None:
-        return html
-    out = tmp_path_factory.mktemp("zh") / "html" / zh_build.FOLDER
-    status, warnings = zh_build.build(ROOT, out, doctrees=out.parent.parent / "doctrees")
-    assert status == 0, "the Chinese build warned:\n" + "\n".join(warnings)
-    return out
 
 
 def _identity_catalog(pot: Catalog) -> Catalog:

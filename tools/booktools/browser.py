@@ -332,13 +332,15 @@ def axe_script() -> str:
     return AXE_SCRIPT
 
 
-def axe_violations(page, seen_styles: dict[str, set[str]]) -> dict[str, list[str]]:
+def axe_violations(page, seen_styles: dict[str, set[str]],
+                   leave_out: tuple[str, ...] = ()) -> dict[str, list[str]]:
     """axe-core's WCAG 2.1 A/AA violations on the page now open, per run of
     :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme).
 
     ``seen_styles``: per theme, the text-style signatures whose contrast earlier pages
     (or earlier elements) checked; the signatures this page shows for the first time are
-    added to it.
+    added to it. ``leave_out``: CSS selectors of content every run leaves out, because
+    another page of the crawl holds it byte for byte and its runs check it there.
     """
     page.evaluate(axe_script())
     found = {}
@@ -350,9 +352,18 @@ def axe_violations(page, seen_styles: dict[str, set[str]]) -> dict[str, list[str
         found[kind] = [
             f"{v['id']} ({v['impact']}): {v['help']}; " + " | ".join(v["nodes"][:5])
             + (f" | ... {len(v['nodes']) - 5} more" if len(v["nodes"]) > 5 else "")
-            for v in page.evaluate(AXE_RUN, [context, options])
+            for v in page.evaluate(AXE_RUN, [_without(context, leave_out), options])
         ]
     return found
+
+
+def _without(context: dict | None, leave_out: tuple[str, ...]) -> dict | None:
+    if not leave_out:
+        return context
+    exclude = [[selector] for selector in leave_out]
+    if context is None:
+        return {"exclude": exclude}
+    return {**context, "exclude": [*context.get("exclude", []), *exclude]}
 
 
 def site_pages(html: Path) -> list[str]:
@@ -398,11 +409,12 @@ def static_ids(page: Path) -> set[str]:
     return parser.ids
 
 
-def crawl_site(browser, base: str, html: Path,
-               pages: list[str] | None = None) -> dict[str, PageRecord]:
+def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
+               leave_out=lambda path: ()) -> dict[str, PageRecord]:
     """Load every page of the site in ``html`` (:func:`site_pages`; or only ``pages``, paths
     relative to ``html``), served at ``base``, once in a 1280 px window and record each in
-    a :class:`PageRecord`, keyed by its path.
+    a :class:`PageRecord`, keyed by its path. ``leave_out(path)``: the CSS selectors of
+    the content of that page that axe leaves out (:func:`axe_violations`).
 
     Raises:
         MissingAxe: axe-core's script is not installed.
@@ -469,7 +481,7 @@ def crawl_site(browser, base: str, html: Path,
         rec.outputs = page.evaluate(OUTPUT_LINES)
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
-        for kind, lines in axe_violations(page, seen_styles).items():
+        for kind, lines in axe_violations(page, seen_styles, tuple(leave_out(path))).items():
             for line in lines:
                 rec.add(kind, line)
     page.goto("about:blank")  # deliver the last page's remaining events

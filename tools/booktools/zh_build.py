@@ -154,9 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the Chinese edition of the book.")
     parser.add_argument("--output", type=Path, default=None,
                         help=f"output folder (default _build/html/{FOLDER})")
+    parser.add_argument("--doctrees", type=Path, default=None,
+                        help=f"doctree folder (default _build/.doctrees-{LANGUAGE})")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    status, warnings = build(ROOT, args.output)
+    status, warnings = build(ROOT, args.output, doctrees=args.doctrees)
     seconds = time.perf_counter() - start
     where = args.output or html_dir()
     if status:
