@@ -2,8 +2,9 @@
 ``setup()`` that connects them (``_config.yml``: ``local_extensions``).
 
 - :mod:`booktools.site.mathjax`: MathJax 3 served from the site (no CDN);
-- :mod:`booktools.site.assets`: Plotly.js, the interactive figures' and the atlas' scripts
-  and the site's CSS (the files in ``_ext/``), on the pages that use them;
+- :mod:`booktools.site.assets`: the interactive figures' script (SVG, no plotting
+  library), the atlas' script and the site's CSS (the files in ``_ext/``), on the pages
+  that use them;
 - :mod:`booktools.site.home`: the repository and launch buttons and the API page's link,
   from the book's home (:mod:`booktools.book_home`);
 - :mod:`booktools.site.pages`: the written pages post-processed: no icon kit, the search
