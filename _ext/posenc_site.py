@@ -7,6 +7,8 @@
   the pages that use them: :mod:`booktools.site.assets`;
 - the repository and launch buttons from the book's home in ``_config.yml``:
   :mod:`booktools.site.home`;
+- only the icons the site uses (Font Awesome's glyph rules and web fonts cut to them):
+  :mod:`booktools.site.icons`;
 - the written pages post-processed (Font Awesome's icon kit dropped, the search index on
   the search page only, duplicate scripts removed, accessible names and roles):
   :mod:`booktools.site.pages`;
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
-from booktools.site import assets, home, mathjax, pages, singlehtml, source
+from booktools.site import assets, home, icons, mathjax, pages, singlehtml, source
 
 
 def setup(app: Sphinx) -> dict:
@@ -36,6 +38,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", mathjax.copy_mathjax)
     app.connect("build-finished", assets.copy_assets)
     app.connect("build-finished", pages.strip_icon_kit)
+    app.connect("build-finished", icons.serve_used_icons)
     app.connect("build-finished", source.write_site_archive)
     app.connect("config-inited", source.source_link)
     app.connect("html-page-context", source.source_download_button, priority=600)
