@@ -7,6 +7,8 @@
   the pages that use them: :mod:`booktools.site.assets`;
 - the repository and launch buttons from the book's home in ``_config.yml``:
   :mod:`booktools.site.home`;
+- the figures as indexed-colour PNGs where a reader cannot tell the difference:
+  :mod:`booktools.site.images`;
 - only the icons the site uses (Font Awesome's glyph rules and web fonts cut to them):
   :mod:`booktools.site.icons`;
 - the written pages post-processed (Font Awesome's icon kit dropped, the search index on
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
-from booktools.site import assets, home, icons, mathjax, pages, singlehtml, source
+from booktools.site import assets, home, icons, images, mathjax, pages, singlehtml, source
 
 
 def setup(app: Sphinx) -> dict:
@@ -39,6 +41,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", assets.copy_assets)
     app.connect("build-finished", pages.strip_icon_kit)
     app.connect("build-finished", icons.serve_used_icons)
+    app.connect("build-finished", images.lighter_figures)
     app.connect("build-finished", source.write_site_archive)
     app.connect("config-inited", source.source_link)
     app.connect("html-page-context", source.source_download_button, priority=600)

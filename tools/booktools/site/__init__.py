@@ -7,6 +7,8 @@
   that use them;
 - :mod:`booktools.site.home`: the repository and launch buttons and the API page's link,
   from the book's home (:mod:`booktools.book_home`);
+- :mod:`booktools.site.images`: the figures as indexed-colour PNGs, where that is not
+  visible (about a third of the bytes);
 - :mod:`booktools.site.icons`: only the icons the site uses (Font Awesome's CSS rules and
   web fonts cut to them);
 - :mod:`booktools.site.pages`: the written pages post-processed: no icon kit, the search

@@ -65,7 +65,8 @@ def private_use(text: str) -> set[int]:
 
 
 def prune_glyph_rules(css: str, used: set[str]) -> tuple[str, set[int], int]:
-    """``(css without the unused glyph rules, code points of the kept ones, rules dropped)``."""
+    """``(css, kept, dropped)``: the CSS without the glyph rules of unused icons, the code
+    points of the rules kept, and how many rules were dropped."""
     kept_codes: set[int] = set()
     dropped = 0
 
