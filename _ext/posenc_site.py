@@ -2,11 +2,15 @@
 :mod:`booktools.site`, one module per job.
 
 - MathJax 3 served from ``_static/mathjax`` (no CDN): :mod:`booktools.site.mathjax`;
-- Plotly.js, ``posenc_interactive.js``, ``posenc_atlas.js`` and ``posenc_site.css`` (the
-  files next to this one) served from ``_static`` and added to the pages that use them:
-  :mod:`booktools.site.assets`;
+- ``posenc_interactive.js`` (the slider figures, drawn as SVG), ``posenc_atlas.js`` and
+  ``posenc_site.css`` (the files next to this one) served from ``_static`` and added to
+  the pages that use them: :mod:`booktools.site.assets`;
 - the repository and launch buttons from the book's home in ``_config.yml``:
   :mod:`booktools.site.home`;
+- the figures as indexed-colour PNGs where a reader cannot tell the difference:
+  :mod:`booktools.site.images`;
+- only the icons the site uses (Font Awesome's glyph rules and web fonts cut to them):
+  :mod:`booktools.site.icons`;
 - the written pages post-processed (Font Awesome's icon kit dropped, the search index on
   the search page only, duplicate scripts removed, accessible names and roles):
   :mod:`booktools.site.pages`;
@@ -22,12 +26,11 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
-from booktools.site import assets, home, mathjax, pages, singlehtml, source
+from booktools.site import assets, home, icons, images, mathjax, pages, singlehtml, source
 
 
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx.ext.mathjax")
-    assets.plotly_js()  # fail early, before a full build, if Plotly.js is missing
     app.add_css_file(assets.SITE_CSS)
     app.connect("html-page-context", assets.interactive_scripts, priority=400)
     app.connect("html-page-context", assets.atlas_script, priority=400)
@@ -37,9 +40,12 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", mathjax.copy_mathjax)
     app.connect("build-finished", assets.copy_assets)
     app.connect("build-finished", pages.strip_icon_kit)
+    app.connect("build-finished", icons.serve_used_icons)
+    app.connect("build-finished", images.lighter_figures)
     app.connect("build-finished", source.write_site_archive)
     app.connect("config-inited", source.source_link)
     app.connect("html-page-context", source.source_download_button, priority=600)
+    app.connect("html-page-context", mathjax.menu_on_demand, priority=600)  # after Sphinx's
     app.connect("html-page-context", pages.dedupe_scripts, priority=900)
     app.connect("html-page-context", pages.name_toc_toggles, priority=900)  # after the theme's
     app.connect("html-page-context", pages.citation_roles)

@@ -46,7 +46,8 @@ The book's studies and helpers
 * :mod:`posenc.experiments` — the measured length-extrapolation study (chapter 10).
 * :mod:`posenc.grid_experiment` — the patch-grid study (chapter 11).
 * :mod:`posenc.notebook` / :mod:`posenc.plotting` — the book's setup, printing and figure
-  style; :mod:`posenc.interactive` — figures with a slider for the HTML pages (Plotly.js).
+  style; :mod:`posenc.interactive` — figures with a slider for the HTML pages (drawn as
+  SVG by the site's own script).
 
 The most used names are re-exported here; method-specific names (``posenc.scaling.yarn``)
 stay in their module. ``posenc.attention`` is the module; its function is

@@ -4,13 +4,12 @@ A :class:`SliderFigure` holds a small grid of values computed in advance by ``po
 (one *step* per value of the parameter the reader moves, for example ``base`` or
 ``factor``). :meth:`SliderFigure.show` displays two outputs in a notebook cell:
 
-* an HTML block: a native ``<input type="range">`` slider and a plot drawn by
-  `Plotly.js <https://plotly.com/javascript/>`_, which the site serves from its own
-  ``_static`` folder (copied from the pinned ``plotly`` package by ``_ext/posenc_site.py``;
-  no CDN), and
+* an HTML block: a native ``<input type="range">`` slider and a plot that the site's
+  script (``_ext/posenc_interactive.js``, served from the site's own ``_static`` folder; no
+  CDN, no plotting library) draws as inline SVG, and
 * the same figure at the starting step as a static matplotlib PNG, the fallback for a
-  reader without JavaScript (and for a notebook front end without Plotly.js). Once the
-  interactive plot is drawn, a script hides that PNG.
+  reader without JavaScript (and for a notebook front end without the site's script).
+  Once the interactive plot is drawn, the script hides that PNG.
 
 For keyboard and screen-reader use the slider is a native range input named by its
 ``<label>``; the site's script (``_ext/posenc_interactive.js``) adds, once it draws the plot,
@@ -46,7 +45,7 @@ __all__ = ["SliderFigure"]
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9-]{0,63}")
 #: The JavaScript entry point the site serves (``_ext/posenc_interactive.js``).
 MOUNT = "posencInteractive.mount"
-#: CSS class of the interactive block; the site adds Plotly.js to pages that contain it.
+#: CSS class of the interactive block; the site adds its script to pages that contain it.
 CSS_CLASS = "posenc-interactive"
 AXIS_TYPES = ("linear", "log")
 
@@ -81,7 +80,8 @@ class SliderFigure:
         traces: ``(T,)`` the curves' legend labels; every step gives each one ``x``, ``y``.
         x_title, y_title: axis titles, with units.
         x_type, y_type: ``"linear"`` or ``"log"``.
-        mode: Plotly's trace mode: ``"lines"``, ``"markers"`` or ``"lines+markers"``.
+        mode: how each curve is drawn: ``"lines"``, ``"markers"`` or ``"lines+markers"``
+            (Plotly's names for them).
         digits: significant digits kept for every number (3 to 12); keeps the HTML small
             and identical from run to run.
         y_range: optional fixed ``(low, high)`` for the y axis (in data units, also for a
@@ -95,9 +95,9 @@ class SliderFigure:
             outside 3..12, ``height`` < 150.
         TypeError: ``digits`` or ``height`` not an integer.
 
-    Source: drawing with Plotly.js (``Plotly.react``), whose files come from the pinned
-    ``plotly`` Python package; the values come from the ``posenc`` functions the calling
-    cell uses.
+    Source: the values come from the ``posenc`` functions the calling cell uses; the
+    page's script draws them (the spec keeps Plotly's names for modes, axis types and a
+    log axis' range in log10 units).
     """
 
     def __init__(
@@ -222,8 +222,9 @@ class SliderFigure:
 
         Returns:
             ``{"traces", "mode", "steps", "start", "param", "layout"}``: trace labels,
-            Plotly trace mode, every step's ``label``/``x``/``y``, the start index, the
-            parameter name and the Plotly layout (axis titles and types, fixed y range).
+            trace mode, every step's ``label``/``x``/``y``, the start index, the
+            parameter name and the layout (axis titles and types, fixed y range, in
+            Plotly's terms).
 
         Raises:
             ValueError: no step added. IndexError: ``start`` outside ``0..S-1``.

@@ -67,8 +67,8 @@ async () => {
 #: Redraws every interactive figure at its container's current width.
 _RESIZE = r"""
 async () => {
-  for (const el of document.querySelectorAll(".posenc-interactive-plot")) {
-    await window.Plotly.Plots.resize(el);
+  if (window.posencInteractive && window.posencInteractive.redraw) {
+    window.posencInteractive.redraw();
   }
 }
 """

@@ -2,10 +2,15 @@
 ``setup()`` that connects them (``_config.yml``: ``local_extensions``).
 
 - :mod:`booktools.site.mathjax`: MathJax 3 served from the site (no CDN);
-- :mod:`booktools.site.assets`: Plotly.js, the interactive figures' and the atlas' scripts
-  and the site's CSS (the files in ``_ext/``), on the pages that use them;
+- :mod:`booktools.site.assets`: the interactive figures' script (SVG, no plotting
+  library), the atlas' script and the site's CSS (the files in ``_ext/``), on the pages
+  that use them;
 - :mod:`booktools.site.home`: the repository and launch buttons and the API page's link,
   from the book's home (:mod:`booktools.book_home`);
+- :mod:`booktools.site.images`: the figures as indexed-colour PNGs, where that is not
+  visible (about a third of the bytes);
+- :mod:`booktools.site.icons`: only the icons the site uses (Font Awesome's CSS rules and
+  web fonts cut to them);
 - :mod:`booktools.site.pages`: the written pages post-processed: no icon kit, the search
   index on the search page only, no duplicate scripts, accessible toggles and roles;
 - :mod:`booktools.site.source`: the book's source archive on the site, its link and its
