@@ -11,6 +11,10 @@ needed to copy them). These hooks
   input extensions it autoloads, the CHTML fonts, and the menu/accessibility/speech modules
   the MathJax menu can load — into ``<build>/html/_static/mathjax/``.
 
+TeX's text-mode macros are on (MathJax's ``textmacros`` package, :func:`use_local_mathjax`):
+without it MathJax prints ``\\text{max\\_distance}`` as ``max\\_distance``, backslash and all,
+where LaTeX prints ``max_distance``.
+
 MathJax's own accessibility extensions stay on (its default): every formula carries hidden
 MathML for screen readers, and the explorer lets a reader walk through a formula from the
 keyboard; their files are copied with the rest of MathJax (:data:`RUNTIME_TREES`).
@@ -55,8 +59,19 @@ def mathjax_es5_dir() -> Path:
     return es5
 
 
+#: The TeX packages loaded on top of the component's: ``textmacros`` reads the macros
+#: of text mode (``\\_``, ``\\&``, accents) inside ``\\text{...}`` as LaTeX does.
+TEX_PACKAGES = ("textmacros",)
+
+
 def use_local_mathjax(app: Sphinx, config) -> None:
     mathjax_es5_dir()  # fail early, before a full build, if the files are missing
+    mj = config.mathjax3_config = dict(config.mathjax3_config or {})
+    loader = mj.setdefault("loader", {})
+    loader["load"] = [*loader.get("load", []), *(f"[tex]/{p}" for p in TEX_PACKAGES)]
+    tex = mj.setdefault("tex", {})
+    packages = tex.setdefault("packages", {})
+    packages["[+]"] = [*packages.get("[+]", []), *TEX_PACKAGES]
     current = config.mathjax_path or ""
     if "://" in current or current.startswith("//") or not current:
         config.mathjax_path = f"{STATIC_SUBDIR}/{COMPONENT}"
