@@ -106,8 +106,9 @@ _FIT_WIDE_BLOCKS = r"""
     return w;
   };
   // The longest line of a pre, in characters (CJK characters take two columns).
+  const wide = /[\u2E80-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF00-\uFF60]/g;
   const columnsOf = (pre) => Math.max(...pre.textContent.replace(/\n$/, "").split("\n")
-    .map((line) => line.length + (line.match(/[\u2E80-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF00-\uFF60]/g) || []).length));
+    .map((line) => line.length + (line.match(wide) || []).length));
   const fit = (el, avail, need) => {
     if (need <= avail + 1 || avail <= 0) return;
     const size = parseFloat(getComputedStyle(el).fontSize);
@@ -304,7 +305,9 @@ _API_INDEX = r"""
       const members = Array.from(dd ? dd.querySelectorAll(":scope > dl.py > dt[id]") : []);
       const names = members.map((m) => (m.querySelector(".sig-name") || m).textContent.trim())
         .filter((n) => !n.startsWith("_"));
-      if (names.length) item.appendChild(document.createTextNode(" Members: " + names.join(", ") + "."));
+      if (names.length) {
+        item.appendChild(document.createTextNode(" Members: " + names.join(", ") + "."));
+      }
       for (const m of members) {  // keep the members' anchors
         const anchor = document.createElement("span");
         anchor.id = m.id;
@@ -373,6 +376,10 @@ def print_pdf(page_dir: Path, output: Path) -> None:
             raise RuntimeError(f"interactive figures not drawn: {missing}")
         page.evaluate(_RESIZE)
         page.evaluate(_API_INDEX, API_POINTER)
+        # Let the page's own print handlers run first (sphinx-togglebutton opens the
+        # exercises' solutions, narrowing their boxes), so that what is measured below
+        # is what is printed.
+        page.evaluate('() => window.dispatchEvent(new Event("beforeprint"))')
         page.evaluate(_FIT_WIDE_BLOCKS, {"minPx": MIN_PRINT_FONT_PX,
                                          "columns": CODE_COLUMNS, "hang": HANG_COLUMNS})
         clipped = page.evaluate(_CLIPPED)
