@@ -358,6 +358,8 @@ def wrapped_code_problems(layout: str, lines: list[str]) -> list[str]:
     problems = []
     for line in lines:
         one = bare(line)
+        if re.search(r"[\u2e80-\u9fff]", line):
+            continue  # pdftotext sets CJK glyphs (a fallback font) on a line of their own
         if len(line) >= MIN_CODE_CHECKED and one[:30] in flat and one not in joined:
             problems.append(line)
     return problems
