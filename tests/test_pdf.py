@@ -115,8 +115,11 @@ def test_pdf_has_internal_links(pdf):
 
 
 #: Printed lines this long wrapped in the middle before the PDF shrank wide outputs to fit
-#: (88 characters fill the printed code box); up to MAX_ROW they fit at the smallest font.
-MIN_ROW, MAX_ROW = 89, 150
+#: (88 characters fill the printed code box); up to MAX_ROW they fit at the smallest print
+#: font (7 pt, booktools.pdf.MIN_PRINT_FONT_PX). A wider row wraps, with a hanging indent
+#: (a real reshape of those tables is the chapters' business: 24 rows of chapters 6, 7, 10
+#: and 12, 108 to 145 characters, as of this writing).
+MIN_ROW, MAX_ROW = 89, 105
 #: A column table from a chapter no other work is rewriting (chapter 8's last buckets per
 #: direction and max_distance): its rows must be among the rows checked.
 KNOWN_TABLE = ("08_relative_bias.ipynb", "last bucket")
@@ -246,3 +249,271 @@ def test_the_print_check_catches_a_badly_printed_book():
     assert any("\u2195" in p for p in found)
     assert any("table of contents" in p for p in found)
     assert any("2. Sinusoidal" in p and "new page" in p for p in found)
+
+
+# ------------------------------------------ type size, code lines, blank pages, API ----
+
+#: The smallest type on paper, in points. ``pdftohtml`` reports each font's size in whole
+#: points (rounded), so 7 means nothing under 6.5 pt: outputs and tables are shrunk to no
+#: less than booktools.pdf.MIN_PRINT_FONT_PX (7.05 pt), and what is still too wide wraps.
+MIN_TEXT_PT = 7
+#: Sizes above this are MathJax's stretched delimiters (a brace drawn as one glyph scaled
+#: by thousands), not text.
+MAX_TEXT_PT = 200
+#: The text box of a printed page, as fractions of its height (booktools.pdf's 16 mm top
+#: and bottom margins on A4's 297 mm).
+TEXT_TOP, TEXT_BOTTOM = 16 / 297, 1 - 16 / 297
+#: A page whose text box is blank below this fraction of its height is "half blank".
+MAX_BLANK = 0.5
+#: The API reference on paper is an index (booktools.pdf's _API_INDEX): a page or so per
+#: few modules, not the site's 129 pages of signatures.
+MAX_API_PAGES = 20
+
+
+def pdf_text_sizes(path) -> list[tuple[int, int, str]]:
+    """``(page, size in points, text)`` for every line of text in the PDF at ``path``,
+    read with poppler's ``pdftohtml -xml`` (sizes rounded to whole points)."""
+    xml = subprocess.run(
+        ["pdftohtml", "-xml", "-i", "-zoom", "1", "-stdout", "-q", str(path)],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    sizes = dict(re.findall(r'<fontspec id="(\d+)" size="(-?\d+)"', xml))
+    found, page = [], 0
+    for line in xml.splitlines():
+        if m := re.match(r'<page number="(\d+)"', line):
+            page = int(m[1])
+        elif m := re.match(r'<text [^>]*font="(\d+)">(.*)</text>', line):
+            found.append((page, int(sizes[m[1]]), re.sub(r"<[^>]+>", "", m[2])))
+    return found
+
+
+def small_text_problems(path) -> list[str]:
+    """Text under MIN_TEXT_PT in the PDF at ``path``, one line per page."""
+    small: dict[int, list[str]] = {}
+    for page, size, text in pdf_text_sizes(path):
+        if 0 < size < MIN_TEXT_PT and text.strip():
+            small.setdefault(page, []).append(f"{size} pt {text.strip()[:40]!r}")
+    return [f"page {page}: {', '.join(lines[:3])}" for page, lines in small.items()]
+
+
+def ink_bottoms(path, tmp) -> list[float | None]:
+    """Per page of the PDF at ``path``, the lowest inked row as a fraction of the page's
+    height (None for a blank page), from a coarse greyscale rendering (poppler's
+    ``pdftoppm``, 12 dpi)."""
+    subprocess.run(["pdftoppm", "-r", "12", "-gray", str(path), str(tmp / "p")], check=True)
+    bottoms = []
+    for image in sorted(tmp.glob("p-*.pgm")):
+        magic, width, height, _, pixels = image.read_bytes().split(maxsplit=4)
+        width, height = int(width), int(height)
+        inked = [row for row in range(height)
+                 if min(pixels[row * width:(row + 1) * width]) < 200]
+        bottoms.append(max(inked) / height if inked else None)
+    return bottoms
+
+
+def blank_page_problems(bottoms: list[float | None], pages: list[str],
+                        starts: list[str]) -> list[str]:
+    """Pages more than MAX_BLANK blank, given each page's lowest ink (``bottoms``) and
+    text (``pages``): allowed only for the title page, the last page and a page followed
+    by a forced break (the next page starts with one of the titles ``starts``, as each
+    chapter and back-matter page does). A page with no ink at all is always wrong."""
+    problems = []
+    heads = [_flat(page)[:200] for page in pages]
+    for i, bottom in enumerate(bottoms):
+        if bottom is None:
+            problems.append(f"page {i + 1} is blank")
+            continue
+        blank = (TEXT_BOTTOM - bottom) / (TEXT_BOTTOM - TEXT_TOP)
+        before_break = i + 1 < len(heads) and any(
+            _flat(title)[:40] in heads[i + 1] for title in starts)
+        if blank > MAX_BLANK and i not in (0, len(bottoms) - 1) and not before_break:
+            problems.append(f"page {i + 1} is {blank:.0%} blank (not a chapter's end)")
+    return problems
+
+
+def code_lines() -> list[str]:
+    """Every line of the chapters' code cells, as printed (no line is over 88 characters:
+    booktools.pdf prints code at the size where 88 fit)."""
+    lines = []
+    for path in sorted(BOOK.glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                lines.extend("".join(cell["source"]).splitlines())
+    return lines
+
+
+#: Code lines this long or longer are checked (a shorter line cannot wrap).
+MIN_CODE_CHECKED = 50
+
+
+def wrapped_code_problems(layout: str, lines: list[str]) -> list[str]:
+    """Lines of code (of MIN_CODE_CHECKED characters or more) that the PDF prints but not
+    on one line of ``layout`` (``pdftotext -layout``): a wrapped line, which on paper
+    reads as a new line of Python at the wrong indentation."""
+    def bare(text: str) -> str:  # pdftotext spaces CJK and code columns its own way
+        return re.sub(r"\s+", "", text.replace("\u00ad", ""))
+
+    joined = "\n".join(bare(line) for line in layout.splitlines())
+    flat = bare(layout)
+    problems = []
+    for line in lines:
+        one = bare(line)
+        if re.search(r"[\u2e80-\u9fff]", line):
+            continue  # pdftotext sets CJK glyphs (a fallback font) on a line of their own
+        if len(line) >= MIN_CODE_CHECKED and one[:30] in flat and one not in joined:
+            problems.append(line)
+    return problems
+
+
+def api_titles() -> list[str]:
+    """The modules of the API reference, as their pages name them (``posenc.rope``)."""
+    names = []
+    for page in sorted((BOOK / "api").glob("*.md")):
+        heading = next(line for line in page.read_text(encoding="utf-8").splitlines()
+                       if line.startswith("# "))
+        names.append(heading[2:].split(":")[0].replace("`", "").strip())
+    return names
+
+
+def api_index_problems(pages: list[str], modules: list[str]) -> list[str]:
+    """The API reference as printed on ``pages``: from the page that starts with "API
+    reference" to the one that starts with "References" (the next page of the book), at
+    most MAX_API_PAGES, with every module in ``modules`` and the pointer to the site's
+    full pages (booktools.pdf.API_POINTER), without the full pages' argument lists."""
+    starts = [i for i, page in enumerate(pages) if _flat(page).startswith("API reference")]
+    ends = [i for i, page in enumerate(pages) if _flat(page).startswith("References")]
+    if not starts or not ends or ends[-1] <= starts[0]:
+        return ["no API reference followed by References in the PDF"]
+    part = pages[starts[0]:ends[-1]]
+    flat = _flat(" ".join(part))
+    problems = []
+    if len(part) > MAX_API_PAGES:
+        problems.append(f"the API reference takes {len(part)} pages (> {MAX_API_PAGES})")
+    if _flat(build_pdf.API_POINTER)[:60] not in flat:
+        problems.append("no pointer to the site's full API pages")
+    missing = [m for m in modules if m not in flat]
+    if missing:
+        problems.append(f"modules missing from the API index: {missing}")
+    if "Parameters:" in flat or "Raises:" in flat:
+        problems.append("the API reference prints the full pages (Parameters:, Raises:)")
+    return problems
+
+
+#: TeX that MathJax printed as typed: an escaped underscore (``\text{max\_distance}``
+#: without MathJax's textmacros package, booktools.site.mathjax).
+RAW_TEX_ESCAPES = ("\\_",)
+
+
+def test_no_tex_escapes_in_the_pdf(pdf):
+    _, text, _, _ = pdf
+    found = {e: text[max(0, text.index(e) - 40): text.index(e) + 40]
+             for e in RAW_TEX_ESCAPES if e in text}
+    assert not found, f"TeX escapes printed as typed: {found}"
+
+
+def test_no_text_under_seven_points(pdf):
+    path, *_ = pdf
+    problems = small_text_problems(path)
+    assert not problems, f"text under {MIN_TEXT_PT} pt:\n" + "\n".join(problems[:20])
+
+
+def test_printed_code_lines_are_not_wrapped(pdf):
+    _, _, layout, _ = pdf
+    lines = code_lines()
+    assert any(len(line) >= 85 for line in lines), "no long code line left to check"
+    problems = wrapped_code_problems(layout, lines)
+    assert not problems, (
+        f"{len(problems)} code lines wrapped on paper:\n" + "\n".join(problems[:20]))
+
+
+def test_no_page_is_half_blank_mid_chapter(pdf, tmp_path):
+    path, text, _, _ = pdf
+    problems = blank_page_problems(ink_bottoms(path, tmp_path), text.split("\f"),
+                                   chapter_titles())
+    assert not problems, "half-blank pages:\n" + "\n".join(problems)
+
+
+def test_api_reference_is_a_compact_index(pdf):
+    _, text, _, _ = pdf
+    problems = api_index_problems(text.split("\f"), api_titles())
+    assert not problems, "\n".join(problems)
+
+
+#: A page printed badly on purpose: a code line wrapped at column 0, 5 pt type, a page
+#: half blank in mid-chapter, a display equation wider than its box (the DOM MathJax 3
+#: writes: mjx-container in a clipping div.math).
+BROKEN_PAGE = """<!doctype html><html><head><style>
+@page { size: A4; margin: 16mm 14mm; }
+body { font-family: sans-serif; font-size: 12pt; margin: 0; }
+div.math { display: flex; overflow: hidden; width: 300px; }
+mjx-container { display: block; white-space: nowrap; }
+</style></head><body><article><section>
+<h1>1. A chapter</h1>
+<div class="highlight"><pre style="white-space: pre-wrap; width: 300px">def f(x):
+    return some_long_function_name(argument_one, argument_two, argument_three)
+</pre></div>
+<p style="font-size: 5pt">a table shrunk to fit the page</p>
+<div class="math"><mjx-container display="true">x = a + b + c + d + e + f + g + h + i + j
+ + k + l + m + n + o + p + q + r + s + t + u + v + w + x + y + z</mjx-container></div>
+<p style="break-before: page">A short page, then a forced break in mid-chapter.</p>
+<p style="break-before: page">The chapter goes on.</p>
+</section></article></body></html>"""
+
+
+def test_the_paper_checks_catch_a_badly_printed_page(tmp_path):
+    """Each check above, on a page printed badly on purpose (BROKEN_PAGE, printed by
+    Chromium as booktools.pdf prints the book, without its fixes): small type, a wrapped
+    code line, a half-blank page; and the build's clipped-equation check (booktools.pdf
+    ._CLIPPED) before and after the fix (_FIT_WIDE_BLOCKS) that scales the equation."""
+    chromium = build_pdf.find_chromium()
+    if chromium is None:
+        missing_tool("PDF self-test", "no Chromium found (apt-get install chromium)")
+    for tool in ("pdftohtml", "pdftoppm", "pdftotext"):
+        if shutil.which(tool) is None:
+            missing_tool("PDF self-test", f"no {tool} (apt-get install poppler-utils)")
+    path = tmp_path / "broken.pdf"
+    with build_pdf.launch(chromium) as browser:
+        page = browser.new_page(viewport={"width": build_pdf.PRINT_WIDTH_PX, "height": 900})
+        page.set_content(BROKEN_PAGE)
+        page.emulate_media(media="print")
+        clipped_before = page.evaluate(build_pdf._CLIPPED)
+        page.pdf(path=str(path), format="A4", print_background=True)
+        page.evaluate(build_pdf._FIT_WIDE_BLOCKS, {
+            "minPx": build_pdf.MIN_PRINT_FONT_PX, "columns": build_pdf.CODE_COLUMNS,
+            "hang": build_pdf.HANG_COLUMNS})
+        clipped_after = page.evaluate(build_pdf._CLIPPED)
+        fixed = tmp_path / "fixed.pdf"
+        page.pdf(path=str(fixed), format="A4", print_background=True)
+    assert clipped_before and not clipped_after, (clipped_before, clipped_after)
+    # Fixed, the code line too long for its box hangs: it goes on right of its indent.
+    fixed_layout = subprocess.run(["pdftotext", "-layout", str(fixed), "-"],
+                                  capture_output=True, text=True, check=True).stdout
+    lines = fixed_layout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "return some_long" in line)
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    after = lines[start + 1]
+    assert len(after) - len(after.lstrip()) > indent, lines[start:start + 2]
+    layout = subprocess.run(["pdftotext", "-layout", "-enc", "UTF-8", str(path), "-"],
+                            capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    assert any("5 pt" in p for p in small_text_problems(path))
+    code = "    return some_long_function_name(argument_one, argument_two, argument_three)"
+    assert wrapped_code_problems(layout, [code]) == [code]
+    (tmp_path / "pages").mkdir()
+    blank = blank_page_problems(ink_bottoms(path, tmp_path / "pages"), text.split("\f"),
+                                ["1. A chapter"])
+    assert any(p.startswith("page 2 ") for p in blank), blank
+
+
+def test_the_api_check_catches_the_full_reference():
+    """api_index_problems on the pages of a PDF that prints the full API pages (long,
+    with argument lists, no pointer) and of one that prints the index."""
+    index = ["API reference\n" + build_pdf.API_POINTER + "\nposenc.rope apply_rope",
+             "References\n..."]
+    full = ["API reference\nposenc.rope", *["Parameters: x"] * 30, "References"]
+    assert api_index_problems(index, ["posenc.rope"]) == []
+    found = api_index_problems(full, ["posenc.rope", "posenc.alibi"])
+    assert any("pages" in p for p in found) and any("pointer" in p for p in found)
+    assert any("posenc.alibi" in p for p in found)
+    assert any("full pages" in p for p in found)

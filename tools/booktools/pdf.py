@@ -11,13 +11,18 @@ one page (internal links become ``#anchor`` links on that page); the page is ser
 127.0.0.1 and opened in Debian's Chromium (the browser the site tests use, driven by
 Playwright; nothing is downloaded), which waits until MathJax has typeset every formula
 and the interactive figures are drawn, then prints it to PDF with bookmarks. Links inside
-the page become links inside the PDF. On paper the text is narrower than on screen, so
+the page become links inside the PDF. On paper the text is narrower than on screen: code
+is printed in one size at which the chapters' 88-character lines fit (no code line wraps);
 every printed output or table wider than the page gets a font just small enough for its
-longest line to fit (down to MIN_PRINT_FONT_PX): a column table keeps one row per line.
-Before printing, code blocks of up to KEEP_WHOLE_LINES lines are kept on one page, and the
-landing page's empty "Chapter map" gets a printed, linked table of contents; the print
-styles (_ext/posenc_site.css) start each chapter on a new page and leave the on-screen
-controls off the paper.
+longest line to fit, down to MIN_PRINT_FONT_PX (7 pt), and a line still too wide wraps
+with a hanging indent; a display equation wider than the page is scaled to fit, and the
+build fails if one would still be cut off. Before printing, code blocks of up to
+KEEP_WHOLE_LINES lines are kept on one page, the landing page's empty "Chapter map" gets a
+printed, linked table of contents, and the API reference becomes a compact index (each
+module's public names and one-line summaries; the full pages stay on the site). The print
+styles (_ext/posenc_site.css) start each chapter on a new page, leave the on-screen
+controls off the paper, and let long tables, outputs and solutions run on over a page
+break instead of moving whole to the next page.
 
 With ``--language zh_CN`` the single page is the Chinese edition's
 (:mod:`booktools.zh_build`, same sources, translated prose; the CJK glyphs come from the
@@ -72,38 +77,132 @@ async () => {
   }
 }
 """
-#: The smallest font size, in CSS pixels, a wide output or table is shrunk to on paper
-#: (6.5 px is about 4.9 pt: the size of a dense printed table's footnotes).
-MIN_PRINT_FONT_PX = 6.5
-#: Runs in the page laid out for print: every printed output (``pre``) or table wider than
-#: its box gets a smaller font, just small enough for its longest line or row to fit, so
-#: a column table keeps one row per line instead of wrapping each row in the middle. Only
-#: what is still too wide at MIN_PRINT_FONT_PX wraps (by the site's CSS: outputs wrap,
-#: code stays within 88 characters). Returns how many blocks were shrunk.
+#: The smallest font size, in CSS pixels, a wide output or table is shrunk to on paper:
+#: 9.4 px is 7.05 pt, the smallest print a reader reads without a lens.
+MIN_PRINT_FONT_PX = 9.4
+#: The widest code line the chapters hold (CONTRIBUTING: code lines stay within 88
+#: characters): code is printed in one font size at which this many characters fit.
+CODE_COLUMNS = 88
+#: A wrapped line of code or output continues this many characters to the right of the
+#: line's own indentation (a hanging indent), so that it cannot be read as a new line.
+HANG_COLUMNS = 4
+#: Runs in the page laid out for print. Code: every code block in one font size, at which
+#: CODE_COLUMNS characters fit the narrowest code box (no smaller than minPx). Printed
+#: outputs (``pre``) and tables wider than their box get a smaller font, just small enough
+#: for their longest line or row to fit, but no smaller than minPx: a column table keeps
+#: one row per line. What is still too wide wraps (a table between words, a ``pre`` by the
+#: print CSS) and each wrapped line of a ``pre`` hangs HANG_COLUMNS characters right of its
+#: own indentation. A display equation wider than its box is scaled down to fit (MathJax 3
+#: cannot break a line). Returns how many blocks were shrunk, hung and scaled.
 _FIT_WIDE_BLOCKS = r"""
-(minPx) => {
-  let shrunk = 0;
-  const fit = (el, box, measure) => {
+({minPx, columns, hang}) => {
+  const counts = {shrunk: 0, hung: 0, scaled: 0, codePx: 0};
+  const isOutput = (pre) => !!pre.closest("div.cell_output, div.output");
+  const padding = (el) => {
     const style = getComputedStyle(el);
-    const pad = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
-    const avail = box.clientWidth - pad, need = measure() - pad;
-    if (need <= avail + 1 || avail <= 0) return;
-    const size = parseFloat(style.fontSize);
-    el.style.fontSize = Math.max(minPx, Math.floor(size * avail / need * 0.98 * 10) / 10) + "px";
-    shrunk += 1;
+    return parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
   };
-  for (const pre of document.querySelectorAll("div.cell_output pre, div.output pre")) {
-    if (!pre.offsetParent) continue;
-    pre.style.whiteSpace = "pre";  // measure the longest line unwrapped
-    fit(pre, pre, () => pre.scrollWidth);
-    pre.style.whiteSpace = "";
+  const charWidth = (el) => {  // the width of one character of el's (monospace) font
+    const probe = document.createElement("span");
+    probe.textContent = "0".repeat(100);
+    probe.style.whiteSpace = "pre";
+    el.appendChild(probe);
+    const w = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    return w;
+  };
+  // The longest line of a pre, in characters (CJK characters take two columns).
+  const wide = /[\u2E80-\u9FFF\uAC00-\uD7AF\uF900-\uFAFF\uFF00-\uFF60]/g;
+  const columnsOf = (pre) => Math.max(...pre.textContent.replace(/\n$/, "").split("\n")
+    .map((line) => line.length + (line.match(wide) || []).length));
+  const fit = (el, avail, need) => {
+    if (need <= avail + 1 || avail <= 0) return;
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    el.style.fontSize = Math.max(minPx, Math.floor(size * avail / need * 0.97 * 10) / 10) + "px";
+    counts.shrunk += 1;
+  };
+  // Each line of a pre as its own block, indented as a hanging paragraph.
+  const hangLines = (pre) => {
+    const lines = [[]];
+    const push = (node, text) => {
+      text.split("\n").forEach((part, i) => {
+        if (i > 0) lines.push([]);
+        if (!part) return;
+        if (node.nodeType === Node.TEXT_NODE) {
+          lines[lines.length - 1].push(document.createTextNode(part));
+        } else {
+          const copy = node.cloneNode(false);
+          copy.textContent = part;
+          lines[lines.length - 1].push(copy);
+        }
+      });
+    };
+    for (const node of Array.from(pre.childNodes)) push(node, node.textContent);
+    if (lines.length > 1 && lines[lines.length - 1].length === 0) lines.pop();
+    pre.textContent = "";
+    for (const parts of lines) {
+      const line = document.createElement("span");
+      line.className = "posenc-line";
+      const text = parts.map((n) => n.textContent).join("");
+      const indent = text.length - text.trimStart().length + hang;
+      line.style.cssText = `display:block; padding-left:${indent}ch; text-indent:-${indent}ch`;
+      parts.forEach((n) => line.appendChild(n));
+      line.appendChild(document.createTextNode("\n"));
+      pre.appendChild(line);
+    }
+    counts.hung += 1;
+  };
+  const pres = Array.from(document.querySelectorAll("article div.highlight pre"))
+    .filter((pre) => pre.offsetParent);
+  const avail = (pre) => pre.clientWidth - padding(pre);
+  // Code: in each box, the size at which `columns` characters fit (the same for every
+  // box of the same width), no larger than the screen's.
+  for (const pre of pres.filter((p) => !isOutput(p))) {
+    const size = parseFloat(getComputedStyle(pre).fontSize);
+    const px = Math.floor(size * avail(pre) / (columns * charWidth(pre)) * 0.97 * 10) / 10;
+    if (px < size) pre.style.fontSize = Math.max(minPx, px) + "px";
+    counts.codePx = Math.max(counts.codePx, Math.min(size, Math.max(minPx, px)));
+  }
+  // Outputs: just small enough for the longest line to fit, down to minPx.
+  for (const pre of pres.filter(isOutput)) fit(pre, avail(pre), columnsOf(pre) * charWidth(pre));
+  // What still does not fit wraps, each line hanging right of its own indentation.
+  for (const pre of pres) {
+    if (columnsOf(pre) * charWidth(pre) > avail(pre) + 1) hangLines(pre);
   }
   for (const table of document.querySelectorAll("article table")) {
     const box = table.parentElement;
     if (!table.offsetParent || !box) continue;
-    fit(table, box, () => table.scrollWidth);
+    fit(table, box.clientWidth - padding(table), table.scrollWidth - padding(table));
   }
-  return shrunk;
+  for (const math of document.querySelectorAll('article mjx-container[display="true"]')) {
+    const box = math.closest("div.math") || math.parentElement;
+    // an equation number (span.eqno) shares the box's row
+    const others = Array.from(box.children).filter((el) => el !== math)
+      .reduce((sum, el) => sum + el.getBoundingClientRect().width + 8, 0);
+    const avail = box.clientWidth - others, need = math.scrollWidth;
+    if (!math.offsetParent || need <= avail + 1 || avail <= 0) continue;
+    const size = parseFloat(getComputedStyle(math).fontSize);
+    math.style.fontSize = Math.floor(size * avail / need * 0.97 * 10) / 10 + "px";
+    counts.scaled += 1;
+  }
+  return counts;
+}
+"""
+#: Runs in the page laid out for print, after _FIT_WIDE_BLOCKS: what paper would cut off.
+#: Returns one line per display equation still wider than its box (``div.math`` clips).
+_CLIPPED = r"""
+() => {
+  const found = [];
+  for (const math of document.querySelectorAll('article mjx-container[display="true"]')) {
+    const box = math.closest("div.math") || math.parentElement;
+    if (!math.offsetParent) continue;
+    const over = math.getBoundingClientRect().right - box.getBoundingClientRect().right;
+    if (over > 1 || math.scrollWidth > box.clientWidth + 1) {
+      const tex = (math.querySelector("mjx-assistive-mml") || math).textContent;
+      found.push(`equation ${Math.round(over)} px wider than its box: ${tex.slice(0, 60)}`);
+    }
+  }
+  return found;
 }
 """
 #: Code blocks of at most this many lines are kept on one page (``break-inside: avoid``):
@@ -157,6 +256,79 @@ _PRINTED_CONTENTS = r"""
   const heading = map.querySelector("h1, h2, h3");
   if (heading) heading.after(list); else map.prepend(list);
   return list.children.length;
+}
+"""
+#: The sentence that points a reader of the PDF from the API index to the full pages.
+API_POINTER = (
+    "On paper this reference is an index: each module of posenc, its public names and the "
+    "first line of each docstring. The full pages (signatures, arguments and shapes, the "
+    "errors raised, sources) are on the book's site, under API reference "
+    "(book/api/<module>.html), and in each docstring: help(posenc.rope.apply_rope)."
+)
+#: Runs in the single page before printing: each API module's page (the marker span
+#: ``document-book/api/<module>`` and its section) becomes a compact index, its heading,
+#: the module's one-line summary and one line per public name (a class with its public
+#: methods) with the first sentence of its docstring; the full pages stay on the site.
+#: Every anchor of a removed definition stays on its index line, so the chapters' links
+#: still land. Returns the number of names listed.
+_API_INDEX = r"""
+(pointer) => {
+  const firstSentence = (dd) => {
+    const p = Array.from(dd ? dd.querySelectorAll(":scope > p") : [])
+      .find((el) => !el.textContent.startsWith("Bases:"));
+    if (!p) return "";
+    const text = p.textContent.replace(/\s+/g, " ").trim();
+    const end = text.search(/\.(\s|$)/);
+    return end >= 0 ? text.slice(0, end + 1) : text;
+  };
+  let listed = 0;
+  const home = document.querySelector('span[id="document-book/api"] + section');
+  if (home) {
+    const note = document.createElement("p");
+    note.className = "posenc-api-pointer";
+    note.textContent = pointer;
+    (home.querySelector("h1, h2, h3, h4") || home).after(note);
+  }
+  for (const mark of document.querySelectorAll('span[id^="document-book/api/"]')) {
+    const section = mark.nextElementSibling;
+    if (!section || section.tagName !== "SECTION") continue;
+    const heading = section.querySelector("h1, h2, h3, h4, h5, h6");
+    const summary = section.querySelector(":scope > p");
+    const list = document.createElement("ul");
+    list.className = "posenc-api-index";
+    for (const dl of section.querySelectorAll(":scope > dl.py")) {
+      const dt = dl.querySelector(":scope > dt");
+      const dd = dl.querySelector(":scope > dd");
+      if (!dt) continue;
+      const item = document.createElement("li");
+      if (dt.id) item.id = dt.id;
+      const name = document.createElement("code");
+      name.textContent = (dt.querySelector(".sig-name") || dt).textContent.trim();
+      item.appendChild(name);
+      const kind = dl.classList.contains("class") ? "class " : "";
+      if (kind) item.insertBefore(document.createTextNode(kind), name);
+      item.appendChild(document.createTextNode(" \u2014 " + firstSentence(dd)));
+      const members = Array.from(dd ? dd.querySelectorAll(":scope > dl.py > dt[id]") : []);
+      const names = members.map((m) => (m.querySelector(".sig-name") || m).textContent.trim())
+        .filter((n) => !n.startsWith("_"));
+      if (names.length) {
+        item.appendChild(document.createTextNode(" Members: " + names.join(", ") + "."));
+      }
+      for (const m of members) {  // keep the members' anchors
+        const anchor = document.createElement("span");
+        anchor.id = m.id;
+        item.appendChild(anchor);
+      }
+      list.appendChild(item);
+      listed += 1;
+    }
+    const keep = new Set([heading, summary].filter(Boolean));
+    for (const child of Array.from(section.children)) {
+      if (!keep.has(child) && !child.contains(heading)) child.remove();
+    }
+    section.appendChild(list);
+  }
+  return listed;
 }
 """
 #: A4 (210 mm) less the 14 mm side margins, in CSS pixels (96 per inch).
@@ -221,7 +393,16 @@ def print_pdf(page_dir: Path, output: Path) -> None:
         if missing:
             raise RuntimeError(f"interactive figures not drawn: {missing}")
         page.evaluate(_RESIZE)
-        page.evaluate(_FIT_WIDE_BLOCKS, MIN_PRINT_FONT_PX)
+        page.evaluate(_API_INDEX, API_POINTER)
+        # Let the page's own print handlers run first (sphinx-togglebutton opens the
+        # exercises' solutions, narrowing their boxes), so that what is measured below
+        # is what is printed.
+        page.evaluate('() => window.dispatchEvent(new Event("beforeprint"))')
+        page.evaluate(_FIT_WIDE_BLOCKS, {"minPx": MIN_PRINT_FONT_PX,
+                                         "columns": CODE_COLUMNS, "hang": HANG_COLUMNS})
+        clipped = page.evaluate(_CLIPPED)
+        if clipped:
+            raise RuntimeError("paper would cut these off:\n" + "\n".join(clipped))
         page.evaluate(_KEEP_SHORT_CODE_WHOLE, KEEP_WHOLE_LINES)
         page.evaluate(_PRINTED_CONTENTS)
         output.parent.mkdir(parents=True, exist_ok=True)

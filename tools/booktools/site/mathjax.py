@@ -18,6 +18,10 @@ needed to copy them). These hooks
   and the extensions it autoloads, the CHTML output and fonts, and the menu, accessibility
   and speech modules the menu can load — into ``<build>/html/_static/mathjax/``.
 
+TeX's text-mode macros are on (MathJax's ``textmacros`` package, :func:`use_local_mathjax`):
+without it MathJax prints ``\\text{max\\_distance}`` as ``max\\_distance``, backslash and all,
+where LaTeX prints ``max_distance``.
+
 MathJax's assistive MathML stays on: every formula carries hidden MathML for screen
 readers; the explorer lets a reader walk through a formula from the keyboard once the
 menu is loaded; their files are copied with the rest of MathJax (:data:`RUNTIME_TREES`).
@@ -72,6 +76,11 @@ def mathjax_es5_dir() -> Path:
     return es5
 
 
+#: The TeX packages loaded on top of the component's: ``textmacros`` reads the macros
+#: of text mode (``\\_``, ``\\&``, accents) inside ``\\text{...}`` as LaTeX does.
+TEX_PACKAGES = ("textmacros",)
+
+
 def use_local_mathjax(app: Sphinx, config) -> None:
     mathjax_es5_dir()  # fail early, before a full build, if the files are missing
     current = config.mathjax_path or ""
@@ -79,8 +88,17 @@ def use_local_mathjax(app: Sphinx, config) -> None:
         config.mathjax_path = f"{STATIC_SUBDIR}/{COMPONENT}"
     settings = dict(config.mathjax3_config or {})
     loader = dict(settings.get("loader") or {})
-    loader.setdefault("load", list(COMPONENTS))
+    # the components, then the TeX packages on top of them (an explicit list is kept)
+    load = list(loader.get("load") or COMPONENTS)
+    load += [f"[tex]/{p}" for p in TEX_PACKAGES if f"[tex]/{p}" not in load]
+    loader["load"] = load
     settings["loader"] = loader
+    tex = dict(settings.get("tex") or {})
+    packages = dict(tex.get("packages") or {})
+    packages["[+]"] = [*packages.get("[+]", []),
+                       *(p for p in TEX_PACKAGES if p not in packages.get("[+]", []))]
+    tex["packages"] = packages
+    settings["tex"] = tex
     config.mathjax3_config = settings
 
 
