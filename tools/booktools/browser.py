@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import posixpath
 import re
 import shutil
 import threading
@@ -366,6 +367,20 @@ def _without(context: dict | None, leave_out: tuple[str, ...]) -> dict | None:
     return {**context, "exclude": [*context.get("exclude", []), *exclude]}
 
 
+REFRESH = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.I)
+
+
+def redirect_target(page: Path) -> str | None:
+    """Where a page that only redirects (a meta refresh, as Jupyter Book writes the root
+    ``index.html`` of each edition) sends the reader, relative to it; ``None`` for a page."""
+    try:
+        head = page.read_text(encoding="utf-8", errors="replace")[:500]
+    except OSError:
+        return None
+    found = REFRESH.match(head.strip())
+    return found.group(1) if found else None
+
+
 def site_pages(html: Path) -> list[str]:
     """Every page of the site, as paths relative to the HTML root (templates excluded)."""
     return sorted(
@@ -465,8 +480,10 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
         rec = records[path] = PageRecord(path)
         response = page.goto(base + path, wait_until="load")
         rec.status = response.status if response else None
-        if path == "index.html":  # a meta-refresh to the root page
-            page.wait_for_url(re.compile(r".*/book/intro\.html$"))
+        target = redirect_target(html / path)
+        if target is not None:  # an edition's root: a meta refresh to its landing page
+            page.wait_for_url(re.compile(".*/" + re.escape(
+                posixpath.normpath(posixpath.join(posixpath.dirname(path), target))) + "$"))
             page.wait_for_load_state("load")
         info = page.evaluate(INSPECT, list(RAW_TEX))
         rec.math, rec.math_rendered = info["math"], info["mathRendered"]
