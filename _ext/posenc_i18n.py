@@ -33,6 +33,7 @@ def setup(app: Sphinx) -> dict:
     # after pydata-sphinx-theme turns the header's template list into a list (priority 500)
     app.connect("html-page-context", language_switch.add_switch, priority=600)
     app.connect("html-page-context", zh_strings.translate_buttons, priority=700)
+    app.connect("doctree-read", zh_strings.translate_captions)
     app.connect("doctree-resolved", zh_strings.translate_prompts)
     app.connect("build-finished", zh_strings.translate_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -332,3 +332,85 @@ def test_terminology_file_is_well_formed(tmp_path):
                    encoding="utf-8")
     with pytest.raises(ValueError, match="a term has"):
         terminology.load(bad)
+
+
+# ------------------------------------------------------------ Markdown left literal ----
+
+#: Markdown a translation can break without any build warning: emphasis CommonMark will
+#: not close (``**`` beside full-width punctuation), a code span, math, a role, a link or
+#: an inline tag that stays as its characters on the page.
+MARKDOWN_LITERALS = {
+    "**": r"\*\*", "*": r"(?<!\*)\*(?!\*)", "`": r"`", "$": r"\$",
+    "{cite": r"\{cite", "{ref": r"\{ref", "](": r"\]\(", "<": r"<",
+}
+#: Elements whose text is code, math or machinery, not prose.
+_NOT_PROSE = {"pre", "code", "kbd", "samp", "script", "style", "svg", "math", "head"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+         "source", "track", "wbr"}
+
+
+def markdown_literals(html: str) -> dict[str, int]:
+    """How often each of MARKDOWN_LITERALS shows in the page's prose (its text outside
+    code, preformatted blocks, math and scripts)."""
+    from html.parser import HTMLParser
+
+    class Prose(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.skip: list[bool] = []
+            self.text: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag in _VOID:
+                return
+            classes = (dict(attrs).get("class") or "").split()
+            self.skip.append(tag in _NOT_PROSE or "math" in classes
+                             or any(c.startswith("highlight") for c in classes))
+
+        def handle_endtag(self, tag):
+            if tag not in _VOID and self.skip:
+                self.skip.pop()
+
+        def handle_data(self, data):
+            if not any(self.skip):
+                self.text.append(data)
+
+    parser = Prose()
+    parser.feed(html)
+    import re
+
+    text = "".join(parser.text)
+    return {key: len(re.findall(pattern, text)) for key, pattern in MARKDOWN_LITERALS.items()}
+
+
+def _more_literals(zh_html: str, en_html: str) -> dict[str, tuple[int, int]]:
+    """The literals the Chinese page shows more often than the English one (the baseline)."""
+    zh, en = markdown_literals(zh_html), markdown_literals(en_html)
+    return {key: (zh[key], en[key]) for key in zh if zh[key] > en[key]}
+
+
+def test_markdown_literal_check_sees_broken_markup():
+    english = ("<p>Use <strong>RoPE</strong>, <code>a*b</code> and "
+               '<span class="math">$x$</span> <a href="#x">here</a>.</p>')
+    fine = ("<p>使用<strong>“RoPE”</strong>，<code>a*b</code>和"
+            '<span class="math">$x$</span><a href="#x">这里</a>。</p>')
+    broken = "<p>使用**“RoPE”**，`a*b` 和 $x$ [这里](#x) {cite}`k` &lt;br&gt;。</p>"
+    assert _more_literals(fine, english) == {}
+    assert set(_more_literals(broken, english)) == {"**", "*", "`", "$", "](", "{cite", "<"}
+
+
+@pytest.mark.slow
+def test_no_markdown_left_literal_on_chinese_pages(zh_site):
+    english_site = ROOT / "_build" / "html"
+    pages = [p for p in sorted(zh_site.rglob("*.html"))
+             if (english_site / p.relative_to(zh_site)).is_file()]
+    if not pages:
+        pytest.skip("no English site beside the Chinese one (README command 1)")
+    broken = {}
+    for page in pages:
+        english = english_site / page.relative_to(zh_site)
+        more = _more_literals(page.read_text(encoding="utf-8"),
+                              english.read_text(encoding="utf-8"))
+        if more:
+            broken[str(page.relative_to(zh_site))] = more
+    assert not broken, f"Markdown shown as text (zh, en counts): {broken}"

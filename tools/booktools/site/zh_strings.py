@@ -1,7 +1,9 @@
 """Strings the site itself writes (not the book's messages), in the edition's language.
 
 Most of the theme's strings (navigation, buttons, the search page) come from its bundled
-translations once ``language`` is set. Three kinds do not: myst-nb's prompt of a hidden
+translations once ``language`` is set. Four kinds do not: the captions of the book's
+parts in the sidebar (``_toc.yml``'s, put in by sphinx-external-toc where gettext does
+not see them); myst-nb's prompt of a hidden
 code cell, whose ``{type}`` it fills with an English word after the config's prompt
 (``显示{type}``, :data:`booktools.zh_build.THEME_STRINGS`) is read; the label of the
 book-source download button (:mod:`booktools.site.source`); and the tooltips and
@@ -25,6 +27,19 @@ STRINGS = {
                          "output": "输出"},
         "source button": ("本书源码",
                           "下载本书源码：构建本站时的仓库版本（posenc、requirements.txt、notebook）"),
+        # the book's parts, the captions of _toc.yml (Sphinx's gettext does not see the
+        # toctrees sphinx-external-toc inserts): English caption → its translation
+        "toc captions": {
+            "Foundations": "基础",
+            "Absolute encodings": "绝对位置编码",
+            "Rotary": "旋转位置编码",
+            "Long context": "长上下文",
+            "Relative biases": "相对位置偏置",
+            "Comparison": "对比",
+            "Beyond one dimension": "超越单轴",
+            "Pitfalls": "陷阱",
+            "Back matter": "附录",
+        },
         # exact text in the written pages → its translation
         "page strings": {
             'title="Link to this heading"': 'title="链接到此标题"',
@@ -63,6 +78,19 @@ def translate_prompts(app: Sphinx, doctree, docname: str) -> None:
                 if node[key].endswith(english):
                     node[key] = node[key][: -len(english)] + word
                     break
+
+
+def translate_captions(app: Sphinx, doctree) -> None:
+    """The captions of the book's parts (the toctrees of _toc.yml) in the build's language."""
+    captions = STRINGS.get(app.config.language, {}).get("toc captions")
+    if not captions:
+        return
+    from sphinx import addnodes
+
+    for toctree in doctree.findall(addnodes.toctree):
+        caption = toctree.get("caption")
+        if caption in captions:
+            toctree["caption"] = captions[caption]
 
 
 def translate_buttons(app: Sphinx, pagename, templatename, context, doctree) -> None:
