@@ -382,11 +382,13 @@ def redirect_target(page: Path) -> str | None:
 
 
 def site_pages(html: Path) -> list[str]:
-    """Every page of the site, as paths relative to the HTML root (templates excluded)."""
+    """Every page of the site, as paths relative to the HTML root: each edition's, the
+    theme's Jinja templates copied into a ``_static`` folder (the English site's or the
+    Chinese edition's) excluded."""
     return sorted(
         p.relative_to(html).as_posix()
         for p in html.rglob("*.html")
-        if not p.relative_to(html).parts[0].startswith("_static")
+        if "_static" not in p.relative_to(html).parts
     )
 
 
