@@ -80,3 +80,46 @@ def test_reuse_only_a_current_stamp(tmp_path):
     (build / stamp.STAMP).write_text(json.dumps({"inputs": "abc"}))
     (build / "html" / "index.html").unlink()
     assert not current_site(build, "abc")                      # no site beside it
+
+
+#: What a build of either edition imports: the Sphinx extensions (which import
+#: booktools.site and what it uses), the Chinese build and its search, the atlas page.
+BUILD_SIDE = """
+import importlib, sys
+from pathlib import Path
+root = Path(sys.argv[1])
+sys.path[:0] = [str(root / "_ext"), str(root / "tools")]
+for ext in sorted(p.stem for p in (root / "_ext").glob("*.py")):
+    importlib.import_module(ext)
+for module in ["booktools.zh_build", "booktools.zh_search", "booktools.atlas",
+               "booktools.book_home", "booktools.site"] + sys.argv[2:]:
+    importlib.import_module(module)
+print(" ".join(sorted(m for m in sys.modules if m.startswith("booktools"))))
+"""
+
+
+def left_out_but_imported(*also: str) -> list[str]:
+    """The modules of NOT_INPUTS that importing every build-side module (and ``also``) in
+    a fresh interpreter brings in."""
+    import sys
+
+    from conftest import ROOT
+
+    loaded = set(subprocess.run([sys.executable, "-c", BUILD_SIDE, str(ROOT), *also],
+                                check=True, capture_output=True, text=True,
+                                timeout=300).stdout.split())
+    assert {"booktools.site", "booktools.zh_build", "booktools.atlas"} <= loaded
+    left_out = {name[len("tools/"):-len(".py")].replace("/", ".")
+                for name in stamp.NOT_INPUTS if name.startswith("tools/")}
+    assert left_out
+    return sorted(left_out & loaded)
+
+
+def test_files_left_out_of_the_digest_are_never_imported_by_a_build():
+    """A module in NOT_INPUTS that a build imported could change the site without changing
+    the digest, and a stale site would be reused."""
+    assert not left_out_but_imported()
+
+
+def test_self_test_a_build_side_import_of_a_left_out_module_is_caught():
+    assert left_out_but_imported("booktools.pdf") == ["booktools.browser", "booktools.pdf"]

@@ -13,7 +13,7 @@ reuses the built site only when the two agree; any other build (a warning, an er
 the extension holds only the Sphinx hooks.
 
 The inputs are the files git lists in the repository (tracked, and untracked but not
-ignored) except those no build reads (``tests/``, ``benchmarks/``, ``.ci/``), each file's
+ignored) except those no build reads (:data:`NOT_INPUTS`), each file's
 path and bytes, plus the name and version of every installed distribution (a changed
 Sphinx, theme or ``posenc`` changes the digest). Without git the digest is ``None``:
 nothing is stamped and nothing reused.
@@ -27,8 +27,12 @@ from importlib import metadata
 from pathlib import Path
 
 STAMP = "posenc-html-stamp.json"
-#: Folders and files of the repository that no build of the site reads.
-NOT_INPUTS = ("tests/", "benchmarks/", ".ci/", "CONTRIBUTING.md")
+#: Folders and files of the repository that no build of the site reads: the tests and
+#: their helpers (the browser and server, the run's layout, the PDF builder and its
+#: script, none imported by a build: tests/test_build_stamp.py checks), the benchmarks, CI.
+NOT_INPUTS = ("tests/", "benchmarks/", ".ci/", "CONTRIBUTING.md", "conftest.py",
+              "tools/booktools/browser.py", "tools/booktools/run_layout.py",
+              "tools/booktools/pdf.py", "scripts/build_pdf.py")
 
 
 def inputs_digest(root: Path) -> str | None:
