@@ -28,9 +28,12 @@ import ast
 import functools
 import json
 import re
+import subprocess
+import sys
 import time
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -168,35 +171,65 @@ def _group_id(group: int) -> str:
 
 
 def pytest_generate_tests(metafunc):
-    """Run each test that reads the crawl (or the phone) once per group, and each per-page
-    test in its page's group: ``crawl``/``phone`` take the group as an indirect parameter."""
+    """Run each test that reads a whole group's crawl (or phone) once per group:
+    ``crawl``/``phone`` take the group as an indirect parameter. A per-page test takes
+    ``path`` from :func:`group_params` and reads its page's group through ``crawls`` or
+    ``phones``."""
     grouped = [f for f in ("crawl", "phone") if f in metafunc.fixturenames]
-    if not grouped:
-        return
-    if "path" in metafunc.fixturenames:
-        return  # parametrised by its own decorator, through group_params()
-    metafunc.parametrize(grouped, [(g,) * len(grouped) for g in range(CRAWL_GROUPS)],
-                         indirect=True, ids=[_group_id(g) for g in range(CRAWL_GROUPS)])
+    if grouped:
+        metafunc.parametrize(grouped, [(g,) * len(grouped) for g in range(CRAWL_GROUPS)],
+                             indirect=True, ids=[_group_id(g) for g in range(CRAWL_GROUPS)])
 
 
 def _page_id(page: str) -> str:
     return page.replace("book/", "").removesuffix(".html")
 
 
-def group_params(fixture: str, pages: list, marks=None) -> tuple:
-    """``(argnames, params)`` for a per-page test that reads ``fixture``: each page with its
-    group, as ``pytest.mark.parametrize(*group_params(...), indirect=[fixture])``."""
+def group_params(pages: list, marks=None) -> tuple:
+    """``("path", params)`` for a per-page test: each page with its group in its id
+    (``pages1-04_rope``), which puts the test in that group's unit of work
+    (booktools.run_layout.unit_of), as ``pytest.mark.parametrize(*group_params(...))``.
+
+    The group is in the id only, never a parameter of a module-scoped fixture: pytest
+    keys such a fixture's cached value by the parameter's *index* as well as its value,
+    so a fixture parametrised per page is set up again for every page (each per-page test
+    re-crawled its whole group: CI ran for 55 minutes; test_per_page_tests_share_their_
+    groups_crawl checks it stays so)."""
     marks = marks or {}
-    return (f"{fixture},path", [
-        pytest.param(group_of(page), page, id=f"{_group_id(group_of(page))}-{_page_id(page)}",
+    return ("path", [
+        pytest.param(page, id=f"{_group_id(group_of(page))}-{_page_id(page)}",
                      marks=marks.get(page, ()))
         for page in pages])
 
 
+class PerGroup:
+    """What ``measure(group)`` returns for each crawl group, measured the first time a
+    test asks for that group and kept for the rest of the module; ``runs`` counts the
+    measurements made."""
+
+    def __init__(self, measure):
+        self._measure, self._done, self.runs = measure, {}, 0
+
+    def __call__(self, group: int):
+        if group not in self._done:
+            self.runs += 1
+            self._done[group] = self._measure(group)
+        return self._done[group]
+
+
 @pytest.fixture(scope="module")
-def crawl(request, site, browser):
+def crawls(site, browser) -> PerGroup:
+    """Each group's crawl (:func:`crawl_group`), made once."""
+    return PerGroup(lambda group: crawl_group(site, browser, group))
+
+
+@pytest.fixture(scope="module")
+def crawl(request, crawls):
     """The crawl of one group's pages (``request.param``), at 1280 px."""
-    group = request.param
+    return crawls(request.param)
+
+
+def crawl_group(site, browser, group: int) -> dict[str, PageRecord]:
     base, html = site
     pages = [p for p in site_pages(html) if group_of(p) == group and crawled(p)]
     start = time.perf_counter()
@@ -208,6 +241,63 @@ def crawl(request, site, browser):
     SITE_REPORT["browser: math rendered" + tag] = sum(
         r.math_rendered for r in records.values())
     return records
+
+
+def set_up_per_test(items, fixtures=("crawl", "phone")) -> list[str]:
+    """The module-scoped ``fixtures`` that ``items`` parametrise at more indices than they
+    have values: pytest sets such a fixture up again whenever the index changes, though
+    the value is the same (see :func:`group_params`)."""
+    seen: dict[str, set] = {}
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        for name in fixtures:
+            if spec is not None and name in spec.params:
+                seen.setdefault(name, set()).add((spec.params[name], spec.indices[name]))
+    return sorted(name for name, keys in seen.items()
+                  if len(keys) > len({value for value, _ in keys}))
+
+
+def test_per_page_tests_share_their_groups_crawl(request):
+    """Every test of this file takes a group's crawl (and phone) at one parameter index
+    per group, so each group is crawled once per run, not once per page."""
+    here = [i for i in request.session.items if i.path == request.path]
+    if not any(getattr(i, "callspec", None) and "crawl" in i.callspec.params for i in here):
+        pytest.skip("no test reading a crawl is selected (-k, or a single test)")
+    assert not set_up_per_test(here), "a per-page test parametrises a group fixture"
+
+
+#: pytest's behaviour that set_up_per_test guards against, in a module of its own.
+SET_UP_AGAIN = """
+import pytest
+CALLS = []
+@pytest.fixture(scope="module")
+def crawl(request):
+    CALLS.append(request.param)
+    return request.param
+@pytest.mark.parametrize("crawl,path", [(0, "a"), (0, "b"), (0, "c")], indirect=["crawl"])
+def test_page(crawl, path):
+    pass
+def test_count():
+    assert CALLS == [0, 0, 0]
+"""
+
+
+def test_self_test_a_fixture_parametrised_per_page_is_caught(tmp_path):
+    """The premise (pytest 9 sets the fixture up once per index: three pages, three
+    crawls) and the check: per-page indices are flagged, one index per group is not."""
+    (tmp_path / "test_again.py").write_text(SET_UP_AGAIN, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-p", "no:xdist", "-o", "addopts=", "--rootdir", str(tmp_path),
+                          str(tmp_path / "test_again.py")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]
+
+    def item(group, index):
+        return SimpleNamespace(callspec=SimpleNamespace(params={"crawl": group, "path": "p"},
+                                                        indices={"crawl": index}))
+
+    assert set_up_per_test([item(0, 0), item(0, 1), item(1, 2)]) == ["crawl"]
+    assert set_up_per_test([item(0, 0), item(0, 0), item(1, 1)]) == []
 
 
 def _failures(records: dict[str, PageRecord], kinds: tuple[str, ...]) -> str:
@@ -414,11 +504,10 @@ def both_editions(pages: list[str]) -> list[str]:
 
 
 
-@pytest.mark.parametrize(*group_params("crawl", both_editions(toc_pages())),
-                         indirect=["crawl"])
-def test_no_code_or_table_scrolls_sideways_at_1280(crawl, path):
+@pytest.mark.parametrize(*group_params(both_editions(toc_pages())))
+def test_no_code_or_table_scrolls_sideways_at_1280(crawls, path):
     """Measured by the crawl, whose window is 1280 px wide, once the page has loaded."""
-    wide = crawl[path].sideways
+    wide = crawls(group_of(path))[path].sideways
     assert not wide, f"{path}: blocks that scroll sideways at 1280 px:\n" + "\n".join(wide)
 
 
@@ -444,11 +533,21 @@ PAGE_WEIGHT_LIMIT = 2_000_000
 
 
 @pytest.fixture(scope="module")
-def phone(request, site, browser):
-    """Every page of the table of contents (API modules included) in one crawl group
-    (``request.param``), opened once at PHONE_WIDTH."""
+def phones(site, browser) -> PerGroup:
+    """Each group's phone measurements (:func:`phone_group`), made once."""
+    return PerGroup(lambda group: phone_group(site, browser, group))
+
+
+@pytest.fixture(scope="module")
+def phone(request, phones):
+    """One crawl group's pages of the table of contents (``request.param``), at 390 px."""
+    return phones(request.param)
+
+
+def phone_group(site, browser, group: int) -> dict[str, dict]:
+    """Every page of the table of contents (API modules included) in crawl group
+    ``group``, each opened once at PHONE_WIDTH."""
     base, _ = site
-    group = request.param
     found = {path: open_on_a_phone(browser, base + path)
              for path in both_editions(reader_pages()) if group_of(path) == group}
     heaviest = sorted(found.items(), key=lambda item: -item[1]["bytes"])[:5]
@@ -466,12 +565,11 @@ def phone_width_problem(path: str, measured: dict) -> str | None:
     return None
 
 
-@pytest.mark.parametrize(*group_params("phone", both_editions(reader_pages())),
-                         indirect=["phone"])
-def test_page_does_not_scroll_sideways_on_a_phone(phone, path):
+@pytest.mark.parametrize(*group_params(both_editions(reader_pages())))
+def test_page_does_not_scroll_sideways_on_a_phone(phones, path):
     """The document is no wider than the 390 px viewport: long identifiers break, and
     code, outputs, tables and display math scroll inside their own box."""
-    problem = phone_width_problem(path, phone[path])
+    problem = phone_width_problem(path, phones(group_of(path))[path])
     assert problem is None, problem
 
 
@@ -507,13 +605,12 @@ def weight_marks(pages: list[str]) -> dict:
     }
 
 
-@pytest.mark.parametrize(*group_params("phone", reader_pages(), weight_marks(reader_pages())),
-                         indirect=["phone"])
-def test_page_weight_is_under_the_limit(phone, path):
+@pytest.mark.parametrize(*group_params(reader_pages(), weight_marks(reader_pages())))
+def test_page_weight_is_under_the_limit(phones, path):
     """What a reader's browser loads for the page, before compression, is at most
     PAGE_WEIGHT_LIMIT (slider pages included; the pages still over it are listed in
     OVER_THE_WEIGHT_LIMIT)."""
-    measured = phone[path]
+    measured = phones(group_of(path))[path]
     assert 100_000 < measured["bytes"] <= PAGE_WEIGHT_LIMIT, (
         f"{path} loads {measured['bytes']:,} bytes (limit {PAGE_WEIGHT_LIMIT:,}); largest: "
         + ", ".join(f"{urlsplit(u).path} {n:,}" for u, n in measured["largest"])
