@@ -11,7 +11,8 @@ Playwright, and the crawl that records what the checks of ``tests/test_browser.p
   :class:`PageRecord` (HTTP status, uncaught errors, console errors, failed and
   third-party requests, math, images and alt text, links and ids, code and outputs that
   scroll sideways, and axe-core's WCAG 2.1 A/AA report in both themes, :data:`AXE_RUNS`);
-* :func:`open_on_a_phone`: a page opened at :data:`PHONE_WIDTH`, its width and weight.
+* the phone: the crawl opens a reader's page at :data:`PHONE_WIDTH` first and measures
+  its width and weight there (:data:`PHONE`), then widens the window.
 
 The tests decide what is a failure; this module only opens pages and measures them.
 """
@@ -43,6 +44,8 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+#: The crawl's window: a laptop's.
+DESKTOP = {"width": 1280, "height": 900}
 PAGE_TIMEOUT_MS = 30_000
 RAW_TEX = ("$$", "\\(", "\\[")
 
@@ -176,6 +179,9 @@ class PageRecord:
     math_containers: int = 0
     links: list[str] = field(default_factory=list)
     ids: set[str] = field(default_factory=set)
+    #: What :data:`PHONE` (and :data:`OUTPUT_LINES`) measured with the page just loaded at
+    #: PHONE_WIDTH, for the pages the crawl opens on a phone first; else ``None``.
+    phone: dict | None = None
 
     def add(self, kind: str, message: str) -> None:
         self.problems.setdefault(kind, []).append(message)
@@ -239,12 +245,19 @@ async ([context, options]) => {
 """
 
 # Puts the page in a theme the way the theme's own toggle does (``data-mode`` and
-# ``data-theme`` on <html>) and waits until the colours have settled: two frames, then
-# every CSS transition the switch started (the theme animates its colours; a contrast
-# read mid-transition measures a colour the reader never sees once it settles).
+# ``data-theme`` on <html>) and waits until the colours have settled. The theme animates
+# its colours on a switch; transitions are turned off first (a style sheet added to the
+# page, which changes no colour at rest), so the colours settle in the next frame instead
+# of after each transition's duration; then two frames, and any animation still running.
 SET_THEME = r"""
 async (theme) => {
   const html = document.documentElement;
+  if (!document.getElementById("posenc-no-transitions")) {
+    const style = document.createElement("style");
+    style.id = "posenc-no-transitions";
+    style.textContent = "*, *::before, *::after { transition: none !important; }";
+    document.head.appendChild(style);
+  }
   if (html.dataset.theme !== theme) {
     html.dataset.mode = theme;
     html.dataset.theme = theme;
@@ -418,26 +431,36 @@ class _Ids(HTMLParser):
             self.ids.add(found["name"])
 
 
-def static_ids(page: Path) -> set[str]:
+@functools.cache
+def static_ids(page: Path) -> frozenset[str]:
     """Every element id (and ``<a name>``) in the HTML file as served, before any script
-    runs: the anchors a link from another crawl group can be checked against."""
+    runs: the anchors a link from another crawl group can be checked against. Each file
+    is read once per process (a built site does not change during a run)."""
     parser = _Ids()
     parser.feed(page.read_text(encoding="utf-8", errors="replace"))
-    return parser.ids
+    return frozenset(parser.ids)
 
 
 def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
-               leave_out=lambda path: ()) -> dict[str, PageRecord]:
+               leave_out=lambda path: (), on_a_phone=frozenset()) -> dict[str, PageRecord]:
     """Load every page of the site in ``html`` (:func:`site_pages`; or only ``pages``, paths
-    relative to ``html``), served at ``base``, once in a 1280 px window and record each in
-    a :class:`PageRecord`, keyed by its path. ``leave_out(path)``: the CSS selectors of
-    the content of that page that axe leaves out (:func:`axe_violations`).
+    relative to ``html``), served at ``base``, once, and record each in a
+    :class:`PageRecord`, keyed by its path. ``leave_out(path)``: the CSS selectors of the
+    content of that page that axe leaves out (:func:`axe_violations`).
+
+    A page is checked in a 1280 px window. A page in ``on_a_phone`` is loaded in a
+    PHONE_WIDTH window first and measured there as a phone shows it (:data:`PHONE`, into
+    ``PageRecord.phone``), then the window is widened to 1280 px for everything else: the
+    site's layout is CSS and its interactive figures redraw when their box is resized, so
+    the widened page is the page a 1280 px window loads. The browser's cache is off, so
+    each page's weight counts every byte it loads, as a first visit does.
 
     Raises:
         MissingAxe: axe-core's script is not installed.
     """
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport=DESKTOP)
     context.set_default_timeout(PAGE_TIMEOUT_MS)
+    context.add_init_script("performance.setResourceTimingBufferSize(10000)")
     records: dict[str, PageRecord] = {}
     root = urlsplit(base).path
 
@@ -458,6 +481,9 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
             record("third-party request", req.url)
 
     page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
     page.on("request", third_party)
     page.on("pageerror", lambda err: record("uncaught error", str(err)))
     page.on("console", lambda msg: msg.type == "error" and record("console error", msg.text))
@@ -480,6 +506,9 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
 
     for path in site_pages(html) if pages is None else pages:
         rec = records[path] = PageRecord(path)
+        phone = path in on_a_phone
+        if phone:
+            page.set_viewport_size(PHONE_VIEWPORT)
         response = page.goto(base + path, wait_until="load")
         rec.status = response.status if response else None
         target = redirect_target(html / path)
@@ -487,6 +516,10 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
             page.wait_for_url(re.compile(".*/" + re.escape(
                 posixpath.normpath(posixpath.join(posixpath.dirname(path), target))) + "$"))
             page.wait_for_load_state("load")
+        if phone:
+            rec.phone = {**page.evaluate(PHONE), "outputs": page.evaluate(OUTPUT_LINES)}
+            page.set_viewport_size(DESKTOP)
+            page.evaluate(SETTLE)
         info = page.evaluate(INSPECT, list(RAW_TEX))
         rec.math, rec.math_rendered = info["math"], info["mathRendered"]
         for err in info["texErrors"]:
@@ -570,6 +603,14 @@ OUTPUT_LINES = r"""
 
 #: The phone's width in CSS pixels (an iPhone 12-15's portrait viewport).
 PHONE_WIDTH = 390
+PHONE_VIEWPORT = {"width": PHONE_WIDTH, "height": 844}
+#: After the window is resized: two frames (layout, then the interactive figures'
+#: ResizeObserver redraw), then the redraw's own frame.
+SETTLE = r"""
+async () => {
+  for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(r));
+}
+"""
 
 #: Runs in a page opened at PHONE_WIDTH: waits as INSPECT does, then returns the page's
 #: width, its viewport meta tag, the bytes it loaded (Resource Timing: the document and
@@ -602,18 +643,3 @@ async () => {
   };
 }
 """
-
-
-def open_on_a_phone(browser, url: str) -> dict:
-    """Open ``url`` in a fresh context (empty cache) whose viewport is PHONE_WIDTH wide and
-    stays so: no mobile emulation, in which Chromium widens the layout viewport to the
-    content and a page that overflows measures as fitting. Returns what PHONE reports."""
-    context = browser.new_context(viewport={"width": PHONE_WIDTH, "height": 844})
-    context.add_init_script("performance.setResourceTimingBufferSize(10000)")
-    try:
-        page = context.new_page()
-        page.set_default_timeout(PAGE_TIMEOUT_MS)
-        page.goto(url, wait_until="load")
-        return {**page.evaluate(PHONE), "outputs": page.evaluate(OUTPUT_LINES)}
-    finally:
-        context.close()
