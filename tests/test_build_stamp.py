@@ -123,3 +123,33 @@ def test_files_left_out_of_the_digest_are_never_imported_by_a_build():
 
 def test_self_test_a_build_side_import_of_a_left_out_module_is_caught():
     assert left_out_but_imported("booktools.pdf") == ["booktools.browser", "booktools.pdf"]
+
+
+def test_a_pdf_is_reused_only_with_a_current_stamp(tmp_path):
+    """scripts/build_pdf.py stamps the PDF it built; tests/test_pdf.py reuses it only when
+    the stamp names the current digest (the site's inputs, the PDF's tools, the browser)."""
+    pdf = tmp_path / "book.pdf"
+    assert not stamp.current_pdf(pdf, "abc")                   # no PDF
+    pdf.write_bytes(b"%PDF-1.7")
+    assert not stamp.current_pdf(pdf, "abc")                   # no stamp
+    stamp.pdf_stamp_path(pdf).write_text(json.dumps({"inputs": "abc"}))
+    assert stamp.current_pdf(pdf, "abc")
+    assert not stamp.current_pdf(pdf, "abd")                   # stale
+    assert not stamp.current_pdf(pdf, None)                    # no digest (no git)
+    stamp.pdf_stamp_path(pdf).write_text("[1]")
+    assert not stamp.current_pdf(pdf, "abc")
+
+
+def test_the_pdf_digest_follows_its_tools_and_the_browser(tmp_path):
+    repo = _repo(tmp_path)
+    for name in stamp.PDF_TOOLS:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("# tool\n")
+    before = stamp.pdf_digest(repo, "Chromium 140")
+    assert before is not None and before != stamp.inputs_digest(repo)
+    assert stamp.pdf_digest(repo, "Chromium 141") != before   # another browser
+    (repo / stamp.PDF_TOOLS[0]).write_text("# tool, changed\n")
+    assert stamp.pdf_digest(repo, "Chromium 140") != before   # a changed tool
+    (repo / stamp.PDF_TOOLS[0]).write_text("# tool\n")
+    (repo / "book" / "intro.md").write_text("# Intro, changed\n")
+    assert stamp.pdf_digest(repo, "Chromium 140") != before   # a changed input

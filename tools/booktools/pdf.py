@@ -36,12 +36,15 @@ the PDF's path on success; a non-zero status with the reason otherwise.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from booktools.browser import find_chromium, launch, serve
+from booktools.stamp import pdf_digest
+from booktools.stamp import pdf_stamp_path as stamp_path
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUTPUT = ROOT / "_build" / "pdf" / "positional-encoding-executed.pdf"
@@ -451,10 +454,30 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     output = args.output or (DEFAULT_OUTPUT.with_suffix(f".{args.language}.pdf")
                              if args.language else DEFAULT_OUTPUT)
+    stamp = stamp_path(output.resolve())
+    stamp.unlink(missing_ok=True)  # a failed build leaves no stamp behind
     try:
         path = build_pdf(output.resolve(), language=args.language)
     except RuntimeError as err:
         print(err, file=sys.stderr)
         return 1
+    digest = inputs(ROOT)
+    if digest is not None:  # tests/test_pdf.py checks this PDF instead of printing one
+        stamp.write_text(json.dumps({"inputs": digest}), encoding="utf-8")
     print(f"{path} ({path.stat().st_size / 2**20:.1f} MiB)")
     return 0
+
+
+def browser_version() -> str:
+    """``chromium --version`` of the browser that prints the PDF (part of its stamp)."""
+    executable = find_chromium()
+    if executable is None:
+        return "no browser"
+    return subprocess.run([executable, "--version"], capture_output=True, text=True,
+                          timeout=60).stdout.strip()
+
+
+def inputs(root: Path) -> str | None:
+    """The digest a PDF built now from ``root`` is stamped with
+    (:func:`booktools.stamp.pdf_digest`)."""
+    return pdf_digest(root, browser_version())

@@ -22,6 +22,7 @@ nothing is stamped and nothing reused.
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -78,3 +79,39 @@ def clean_build(app, exception) -> bool:
             # -W: Sphinx 7.4 keeps it as warningiserror, or with --keep-going as keep_going
             and bool(getattr(app, "warningiserror", False) or getattr(app, "keep_going", False))
             and getattr(app, "_warncount", 1) == 0)
+
+
+#: What the PDF reads besides the site's inputs (:func:`pdf_digest`): its builder and
+#: the browser machinery that prints it.
+PDF_TOOLS = ("tools/booktools/pdf.py", "tools/booktools/browser.py", "scripts/build_pdf.py")
+
+
+def pdf_digest(root: Path, browser_version: str) -> str | None:
+    """SHA-256 of a PDF build's inputs: the site's (:func:`inputs_digest`), the PDF's own
+    tools (:data:`PDF_TOOLS`) and the printing browser's version (``chromium
+    --version``); ``None`` where git cannot list the files."""
+    site = inputs_digest(root)
+    if site is None:
+        return None
+    digest = hashlib.sha256(site.encode())
+    for name in PDF_TOOLS:
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    digest.update(browser_version.encode())
+    return digest.hexdigest()
+
+
+def pdf_stamp_path(pdf: Path) -> Path:
+    """The stamp of a PDF, beside it: ``<name>.pdf.stamp.json``."""
+    return pdf.with_name(pdf.name + ".stamp.json")
+
+
+def current_pdf(pdf: Path, digest: str | None) -> bool:
+    """Whether ``pdf`` exists and its stamp names ``digest`` (a PDF built from exactly
+    these inputs, by ``scripts/build_pdf.py``, which stamps only a build that succeeded)."""
+    stamp = pdf_stamp_path(pdf)
+    if digest is None or not pdf.is_file() or not stamp.is_file():
+        return False
+    try:
+        return json.loads(stamp.read_text(encoding="utf-8")).get("inputs") == digest
+    except (ValueError, AttributeError):
+        return False
