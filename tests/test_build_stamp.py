@@ -122,7 +122,7 @@ def test_files_left_out_of_the_digest_are_never_imported_by_a_build():
 
 
 def test_self_test_a_build_side_import_of_a_left_out_module_is_caught():
-    assert left_out_but_imported("booktools.pdf") == ["booktools.browser", "booktools.pdf"]
+    assert left_out_but_imported("booktools.pdf") == ["booktools.chromium", "booktools.pdf"]
 
 
 def test_a_pdf_is_reused_only_with_a_current_stamp(tmp_path):

@@ -1,12 +1,10 @@
-"""The site checks' browser machinery: a local static server, Debian's Chromium driven by
-Playwright, and the crawl that records what the checks of ``tests/test_browser.py`` assert.
+"""The site checks' crawl: what the checks of ``tests/test_browser.py`` assert, recorded
+page by page in Debian's Chromium driven by Playwright.
 
-* :func:`serve`: a folder served on 127.0.0.1 by a thread-based ``http.server`` (the
-  built site for the browser check, the single page for the PDF, the self-tests' pages);
-* :data:`CHROMIUM_ARGS`, :func:`find_chromium`, :func:`launch`: one browser set-up for the
-  site and the PDF (:mod:`booktools.pdf`): Debian's ``chromium``, never Playwright's own
-  download, with every host but localhost unresolvable, so a third-party request fails
-  at once even where there is network (the crawl records each one);
+* :func:`serve`, :data:`CHROMIUM_ARGS`, :func:`find_chromium`, :func:`launch`: the server
+  and the browser set-up, shared with the PDF, are :mod:`booktools.chromium` (imported
+  here too, so the site checks take them from one place); every host but localhost is
+  unresolvable, and the crawl records each request to one;
 * :func:`crawl_site`: every HTML page loaded once at 1280 px, recorded in a
   :class:`PageRecord` (HTTP status, uncaught errors, console errors, failed and
   third-party requests, math, images and alt text, links and ids, code and outputs that
@@ -19,31 +17,22 @@ The tests decide what is a failure; this module only opens pages and measures th
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import http.server
 import posixpath
 import re
-import shutil
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-#: Chromium's flags, shared by the site checks and the PDF: every host but localhost is
-#: unresolvable, so a third-party request fails at once even where there is network.
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # CI runs as root
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-]
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+from booktools.chromium import (  # noqa: F401 - the site checks import them from here
+    CHROMIUM_ARGS,
+    LOCAL_HOSTS,
+    find_chromium,
+    launch,
+    serve,
+)
+
 #: The crawl's window: a laptop's.
 DESKTOP = {"width": 1280, "height": 900}
 PAGE_TIMEOUT_MS = 30_000
@@ -108,58 +97,6 @@ AXE_RUNS = {
     "axe, contrast": (CONTRAST_CONTEXT, CONTRAST, "light"),
     "axe, dark theme": (CONTRAST_CONTEXT, CONTRAST, "dark"),
 }
-
-
-# --------------------------------------------------------------------------- serving ----
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
-        pass
-
-
-@contextlib.contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 (a free port) while the block runs; yield its base
-    URL, ``http://127.0.0.1:<port>/``."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-# --------------------------------------------------------------------------- browser ----
-
-def find_chromium() -> str | None:
-    """Debian's Chromium or another Chromium on PATH (never a downloaded one)."""
-    if Path("/usr/bin/chromium").is_file():
-        return "/usr/bin/chromium"
-    for name in ("chromium", "chromium-browser"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
-@contextlib.contextmanager
-def launch(executable: str):
-    """Headless Chromium at ``executable`` with :data:`CHROMIUM_ARGS`, driven by
-    Playwright (imported here: ``ImportError`` where it is not installed)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(
-            executable_path=executable, headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 # ----------------------------------------------------------------------------- crawl ----
@@ -362,7 +299,11 @@ def axe_violations(page, seen_styles: dict[str, set[str]],
         if theme is not None:
             page.evaluate(SET_THEME, theme)
             seen = seen_styles.setdefault(theme, set())
-            seen.update(page.evaluate(MARK_SEEN_STYLES, [sorted(seen), SEEN_STYLE]))
+            fresh = page.evaluate(MARK_SEEN_STYLES, [sorted(seen), SEEN_STYLE])
+            seen.update(fresh)
+            if not fresh:  # every text style here was checked before: the whole body is
+                found[kind] = []  # marked, and the run would check nothing
+                continue
         found[kind] = [
             f"{v['id']} ({v['impact']}): {v['help']}; " + " | ".join(v["nodes"][:5])
             + (f" | ... {len(v['nodes']) - 5} more" if len(v["nodes"]) > 5 else "")

@@ -42,7 +42,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from booktools.browser import find_chromium, launch, serve
+from booktools.chromium import find_chromium, launch, serve
 from booktools.stamp import pdf_digest
 from booktools.stamp import pdf_stamp_path as stamp_path
 

@@ -33,7 +33,7 @@ STAMP = "posenc-html-stamp.json"
 #: script, none imported by a build: tests/test_build_stamp.py checks), the benchmarks, CI.
 NOT_INPUTS = ("tests/", "benchmarks/", ".ci/", "CONTRIBUTING.md", "conftest.py",
               "tools/booktools/browser.py", "tools/booktools/run_layout.py",
-              "tools/booktools/pdf.py", "scripts/build_pdf.py")
+              "tools/booktools/pdf.py", "tools/booktools/chromium.py", "scripts/build_pdf.py")
 
 
 def inputs_digest(root: Path) -> str | None:
@@ -83,7 +83,7 @@ def clean_build(app, exception) -> bool:
 
 #: What the PDF reads besides the site's inputs (:func:`pdf_digest`): its builder and
 #: the browser machinery that prints it.
-PDF_TOOLS = ("tools/booktools/pdf.py", "tools/booktools/browser.py", "scripts/build_pdf.py")
+PDF_TOOLS = ("tools/booktools/pdf.py", "tools/booktools/chromium.py", "scripts/build_pdf.py")
 
 
 def pdf_digest(root: Path, browser_version: str) -> str | None:
