@@ -49,4 +49,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", pages.dedupe_scripts, priority=900)
     app.connect("html-page-context", pages.name_toc_toggles, priority=900)  # after the theme's
     app.connect("html-page-context", pages.citation_roles)
+    app.connect("html-page-context", pages.nest_module_index)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -20,8 +20,10 @@ THEBE_JS_URL`` is an uncaught SyntaxError on every page (the browser check in
 ``tests/test_browser.py`` reports it).
 
 Accessibility fixes to what the theme and docutils write (axe-core checks every page in
-``tests/test_browser.py``): each sidebar toggle gets a name (:func:`name_toc_toggles`) and
-bibliography entries a list-item role (:func:`citation_roles`).
+``tests/test_browser.py``): each sidebar toggle gets a name (:func:`name_toc_toggles`),
+bibliography entries a list-item role (:func:`citation_roles`), and the index of the
+highlighted sources nests a subpackage's modules inside its own item
+(:func:`nest_module_index`).
 """
 
 from __future__ import annotations
@@ -135,3 +137,65 @@ def dedupe_scripts(app: Sphinx, pagename, templatename, context, doctree) -> Non
             seen.add(key)
             unique.append(js)
     scripts[:] = unique
+
+
+#: One token of the module index Sphinx's viewcode writes: a list opened or closed, or an
+#: item (one line, ``<li>...</li>``).
+_INDEX_TOKEN = re.compile(r"<ul>|</ul>|<li>(?:(?!<ul>|<li>).)*?</li>\n?", re.S)
+
+
+def nest_lists(body: str) -> str:
+    """``body`` with each nested ``<ul>`` moved inside the item before it.
+
+    sphinx.ext.viewcode 7.4 writes a module whose submodules also have source pages as
+    ``<li>package</li><ul><li>package.sub</li></ul>``: a ``<ul>`` directly inside a
+    ``<ul>``, which HTML does not allow and screen readers announce as a list of unnamed
+    items (axe-core's rule ``list``). Here the inner list becomes part of the package's
+    item, ``<li>package<ul><li>package.sub</li></ul></li>``. Text outside the lists is
+    kept as it is."""
+    first = body.find("<ul>")
+    if first < 0:
+        return body
+    last = body.rfind("</ul>") + len("</ul>")
+    root: list = []  # items: [html_inside_li, child_items or None]
+    stack: list[list] = []
+    lists, at = body[first:last], 0
+    tokens = []
+    for found in _INDEX_TOKEN.finditer(lists):
+        if lists[at:found.start()].strip():
+            raise ValueError(f"unbalanced lists in the module index at {lists[at:][:80]!r}")
+        tokens.append(found.group())
+        at = found.end()
+    for token in tokens:
+        if token == "<ul>":
+            new: list = []
+            if stack and stack[-1]:
+                stack[-1][-1][1] = new
+            elif stack:
+                stack[-1].append(["", new])
+            else:
+                new = root
+            stack.append(new)
+        elif token == "</ul>" and stack:
+            stack.pop()
+        elif stack and token.startswith("<li>"):
+            inside = token.strip()[len("<li>"):-len("</li>")]
+            stack[-1].append([inside, None])
+        else:
+            raise ValueError(f"unbalanced lists in the module index at {token!r}")
+    if stack:
+        raise ValueError("unbalanced lists in the module index: a <ul> is never closed")
+
+    def render(items: list) -> str:
+        return "<ul>" + "".join(
+            f"<li>{inside}{render(child) if child is not None else ''}</li>\n"
+            for inside, child in items) + "</ul>"
+
+    return body[:first] + render(root) + body[last:]
+
+
+def nest_module_index(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """``html-page-context`` hook: the highlighted sources' index (``_modules/index``)
+    with its lists nested as HTML allows (:func:`nest_lists`)."""
+    if pagename == "_modules/index" and "body" in context:
+        context["body"] = nest_lists(context["body"])
