@@ -1115,3 +1115,14 @@ def test_every_posenc_module_has_an_api_page():
     )
     stale = [p.name for p in (BOOK / "api").glob("*.md") if p.stem not in public]
     assert not stale, f"API pages for modules that do not exist: {stale}"
+
+
+def test_site_pages_leave_out_every_editions_templates(tmp_path):
+    """The theme copies its Jinja templates (``webpack-macros.html``) into each edition's
+    ``_static``; they are not pages (stop 37's CI crawled the Chinese edition's copies)."""
+    for name in ("index.html", "_static/webpack-macros.html", "zh_CN/book/a.html",
+                 "zh_CN/_static/sbt-webpack-macros.html", "book/_static_notes.html"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("<html></html>", encoding="utf-8")
+    assert site_pages(tmp_path) == ["book/_static_notes.html", "index.html",
+                                    "zh_CN/book/a.html"]
