@@ -7,10 +7,16 @@
   the pages that use them: :mod:`booktools.site.assets`;
 - the repository and launch buttons from the book's home in ``_config.yml``:
   :mod:`booktools.site.home`;
+- sphinx-design's stylesheet and script only on pages that use its components:
+  :mod:`booktools.site.assets`;
 - the figures as indexed-colour PNGs where a reader cannot tell the difference:
   :mod:`booktools.site.images`;
+- the code blocks without the token spans that change nothing a reader sees:
+  :mod:`booktools.site.highlight`;
 - only the icons the site uses (Font Awesome's glyph rules and web fonts cut to them):
   :mod:`booktools.site.icons`;
+- the theme's stylesheet cut to the rules a page can match:
+  :mod:`booktools.site.theme_css`;
 - the written pages post-processed (Font Awesome's icon kit dropped, the search index on
   the search page only, duplicate scripts removed, accessible names and roles):
   :mod:`booktools.site.pages`;
@@ -26,7 +32,18 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
-from booktools.site import assets, home, icons, images, mathjax, pages, singlehtml, source
+from booktools.site import (
+    assets,
+    highlight,
+    home,
+    icons,
+    images,
+    mathjax,
+    pages,
+    singlehtml,
+    source,
+    theme_css,
+)
 
 
 def setup(app: Sphinx) -> dict:
@@ -34,6 +51,7 @@ def setup(app: Sphinx) -> dict:
     app.add_css_file(assets.SITE_CSS)
     app.connect("html-page-context", assets.interactive_scripts, priority=400)
     app.connect("html-page-context", assets.atlas_script, priority=400)
+    app.connect("html-page-context", assets.design_assets_where_used, priority=400)
     app.connect("config-inited", mathjax.use_local_mathjax)
     app.connect("config-inited", home.configure_home)
     app.connect("builder-inited", singlehtml.single_page_support)
@@ -42,6 +60,9 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", pages.strip_icon_kit)
     app.connect("build-finished", icons.serve_used_icons)
     app.connect("build-finished", images.lighter_figures)
+    # after pydata-sphinx-theme has written the pygments.css it reads (at build-finished)
+    app.connect("build-finished", highlight.lighter_code, priority=900)
+    app.connect("build-finished", theme_css.cut_theme_css, priority=900)  # after icons
     app.connect("build-finished", source.write_site_archive)
     app.connect("config-inited", source.source_link)
     app.connect("html-page-context", source.source_download_button, priority=600)

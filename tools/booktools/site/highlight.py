@@ -1,0 +1,104 @@
+"""Lighter highlighted code (a hook of ``_ext/posenc_site.py``, after the build).
+
+Pygments wraps each token of a code block in a span naming its token class
+(``<span class="n">keys</span>``), and the site's code colours (``_static/pygments.css``,
+one set of rules per theme) give several classes nothing but the colour the code block's
+own text already has: names, punctuation and whitespace in both of the theme's styles.
+Those spans change nothing a reader sees, yet they are most of a code block's markup:
+94 kB of chapter 10's 425 kB page.
+
+:func:`plain_classes` reads from the stylesheet the site serves which classes are drawn
+exactly as the block's text in *every* theme (a rule that is the block's colour and
+nothing else, or no rule), and leaves out any class another stylesheet in ``_static``
+styles inside a code block. :func:`unwrap_plain_tokens` removes the spans of those classes
+(their text stays) inside ``<pre>`` blocks only, and only spans with no markup inside.
+A class with a colour, a weight, a style or a background of its own keeps its spans.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+#: The stylesheet of the code colours, in the site's ``_static``.
+PYGMENTS_CSS = "pygments.css"
+#: ``[html[data-theme="T"] ].highlight[ .CLASS] { DECLARATIONS }``: a rule of
+#: ``pygments.css`` for the block itself (no class) or for one token class.
+_RULE = re.compile(
+    r'(?:html\[data-theme="(?P<theme>[\w-]+)"\]\s+)?\.highlight'
+    r'(?:\s+\.(?P<cls>[\w-]+))?\s*\{(?P<body>[^}]*)\}'
+)
+_PRE = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S)
+
+
+def _declarations(body: str) -> tuple[str, ...]:
+    return tuple(sorted(" ".join(d.split()).lower().replace(": ", ":")
+                        for d in body.split(";") if d.strip()))
+
+
+def plain_classes(pygments_css: str, other_css: tuple[str, ...] = ()) -> frozenset[str]:
+    """The token classes drawn exactly as the code block's text in every theme of
+    ``pygments_css``: each theme's rule for the class, if it has one, is the colour of that
+    theme's ``.highlight`` rule and nothing else. A class named after ``.highlight`` in a
+    selector of any of ``other_css`` is never plain. Empty when the stylesheet has no
+    ``.highlight`` colour to compare with."""
+    base: dict[str | None, str] = {}
+    rules: dict[str, dict[str | None, tuple[str, ...]]] = {}
+    for m in _RULE.finditer(pygments_css):
+        theme, cls, decl = m["theme"], m["cls"], _declarations(m["body"])
+        if cls is None:
+            colour = [d for d in decl if d.startswith("color:")]
+            if colour:
+                base[theme] = colour[0]
+        else:
+            rules.setdefault(cls, {})[theme] = decl
+    if not base:
+        return frozenset()
+    plain = {cls for cls, by_theme in rules.items()
+             if set(by_theme) <= set(base)
+             and all(by_theme.get(t, (c,)) == (c,) for t, c in base.items())}
+    styled_elsewhere = {
+        cls for css in other_css for selector in re.findall(r"([^{}]*)\{", css)
+        if ".highlight" in selector
+        for cls in re.findall(r"\.([\w-]+)", selector.split(".highlight", 1)[1])}
+    return frozenset(plain - styled_elsewhere)
+
+
+def unwrap_plain_tokens(html: str, plain: frozenset[str]) -> str:
+    """``html`` with each ``<span class="C">text</span>`` inside a ``<pre>`` replaced by
+    its text, for ``C`` in ``plain``."""
+    if not plain:
+        return html
+    classes = "|".join(re.escape(c) for c in sorted(plain))
+    span = re.compile(rf'<span class="(?:{classes})">([^<]*)</span>')
+    return _PRE.sub(lambda pre: span.sub(r"\1", pre.group(0)), html)
+
+
+def lighter_code(app: Sphinx, exception: Exception | None) -> None:
+    """Unwrap the plain token spans (:func:`plain_classes`) in every page written."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    static = out / "_static"
+    sheet = static / PYGMENTS_CSS
+    if not sheet.is_file():
+        return
+    others = tuple(p.read_text(encoding="utf-8", errors="replace")
+                   for p in sorted(static.rglob("*.css")) if p != sheet)
+    plain = plain_classes(sheet.read_text(encoding="utf-8"), others)
+    before = after = 0
+    for page in out.rglob("*.html"):
+        if static in page.parents:
+            continue
+        text = page.read_text(encoding="utf-8")
+        lighter = unwrap_plain_tokens(text, plain)
+        before, after = before + len(text), after + len(lighter)
+        if lighter != text:
+            page.write_text(lighter, encoding="utf-8")
+    logger.info(f"posenc_site: plain code spans ({', '.join(sorted(plain))}) unwrapped, "
+                f"{before:,} -> {after:,} characters")
