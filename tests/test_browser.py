@@ -589,7 +589,7 @@ def test_outputs_scroll_rather_than_wrap_on_a_phone(phone):
 #: stylesheet cut to the rules a page can match, code without its plain token spans, and
 #: each figure as an indexed PNG with the smallest palette a reader cannot tell
 #: (booktools.site), the reader's pages of both editions weigh 0.42-1.87 MB, chapter 10
-#: the most (it weighed 2.46 MB before the last three).
+#: the most (it weighed 2.46 MB before the last four).
 OVER_THE_WEIGHT_LIMIT: dict[str, str] = {}
 
 

@@ -3,13 +3,14 @@ sees, checked in a real browser (Debian's Chromium driven by Playwright, as
 tests/test_browser.py):
 
 - a code token whose span booktools.site.highlight removed looks exactly as it would
-  inside its span, in both themes, on a chapter and on a highlighted source page;
+  inside its span, in both themes, on a chapter and on a highlighted source page, and a
+  printed output keeps the page's text colour;
 - no rule that the build cut from the theme's stylesheet (booktools.site.theme_css, and
   the unused icons' rules booktools.site.icons cut) matches any element of a page, in
   both themes, at 1280 px and on a phone, and with the download menu open: each selector
-  of the theme's own stylesheet (as pydata-sphinx-theme ships it) that the served one
-  lacks, widened to any element that could be hovered, focused or the like, is looked up
-  in the page.
+  of the theme's own stylesheet (as pydata-sphinx-theme ships it) that the page's
+  edition's copy lacks, widened to any element that could be hovered, focused or the
+  like, is looked up in the page.
 
 Each check is made to fail on purpose. The unit tests of the rules themselves are in
 tests/test_site_weight.py.
@@ -20,6 +21,7 @@ Without Chromium or Playwright the tests are skipped with a message, except unde
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import json
 import re
@@ -27,6 +29,7 @@ import re
 import pytest
 from conftest import missing_tool
 
+from booktools import zh_build
 from booktools.browser import (
     DESKTOP,
     PHONE_VIEWPORT,
@@ -130,6 +133,45 @@ def differences(seen: dict, classes: list[str]) -> list[str]:
             for theme in THEMES for cls in classes if seen[theme][cls] != seen[theme]["bare"]]
 
 
+#: The colour of a printed output's text, and of a ``pre`` the theme draws with no rule
+#: of the site's (added to the article), per theme.
+OUTPUT_COLOUR = r"""
+() => {
+  const output = document.querySelector('div.output div.highlight pre');
+  const bare = document.createElement('pre');
+  document.querySelector('article').appendChild(bare);
+  const out = [getComputedStyle(output).color, getComputedStyle(bare).color];
+  bare.remove();
+  return out;
+}
+"""
+
+
+def output_colours(browser, url: str, extra_css: str = "") -> dict[str, list[str]]:
+    page = browser.new_page()
+    try:
+        page.goto(url, wait_until="load")
+        if extra_css:
+            page.add_style_tag(content=extra_css)
+        colours = {}
+        for theme in THEMES:
+            page.evaluate(SET_THEME, theme)
+            colours[theme] = page.evaluate(OUTPUT_COLOUR)
+        return colours
+    finally:
+        page.close()
+
+
+def test_printed_outputs_keep_the_pages_text_colour(served, browser):
+    base, _ = served
+    colours = output_colours(browser, base + PAGES[0])
+    assert all(output == bare for output, bare in colours.values()), colours
+    # on purpose: the code style's colour given to outputs too is caught
+    broken = output_colours(browser, base + PAGES[0],
+                            "div.highlight pre { color: inherit !important; }")
+    assert any(output != bare for output, bare in broken.values()), broken
+
+
 @pytest.mark.parametrize("path", PAGES)
 def test_an_unwrapped_token_looks_as_it_did(served, browser, plain, path):
     base, _ = served
@@ -151,9 +193,12 @@ def test_self_test_the_look_check_sees_a_difference(served, browser, plain):
 # ------------------------------------------------------ the theme's stylesheet, cut ----
 
 #: Pages of every kind: the landing page, a chapter (code, math, figures), an API page,
-#: the atlas (its table and script), the search page, a Chinese chapter.
+#: a module's highlighted source, the index, the atlas (its table and script), the search
+#: page, and the Chinese landing page and a Chinese chapter (the Chinese edition cuts its
+#: own copy of the stylesheet, from its own pages).
 STYLE_PAGES = ("book/intro.html", "book/02_sinusoidal.html", "book/api/scaling.html",
-               "book/atlas.html", "search.html", "zh_CN/book/03_learned.html")
+               "_modules/posenc/rope.html", "genindex.html", "book/atlas.html",
+               "search.html", "zh_CN/book/intro.html", "zh_CN/book/03_learned.html")
 #: ``(name, viewport, theme, open the download menu)``, taken in this order on one load
 #: of a page (the menu stays open in the states after it).
 STATES = (("1280 px, light", DESKTOP, "light", False),
@@ -239,15 +284,26 @@ def matching(browser, url: str, selectors: list[str], states=STATES) -> dict[str
         page.close()
 
 
+def edition_sheet(html, path: str):
+    """The theme's stylesheet the page at ``path`` links: its edition's copy."""
+    edition = html / zh_build.FOLDER if path.startswith(zh_build.FOLDER + "/") else html
+    return edition / "_static" / THEME_CSS
+
+
 @pytest.fixture(scope="module")
-def gone(served) -> list[str]:
-    """The selectors the build removed from the theme's stylesheet (theme_css, and the
-    unused icons' rules that booktools.site.icons removed)."""
+def gone(served):
+    """Per edition's stylesheet, the selectors its build removed from the theme's own
+    (theme_css, and the unused icons' rules that booktools.site.icons removed)."""
     _, html = served
     whole = theme_stylesheet()
-    served_sheet = (html / "_static" / THEME_CSS).read_text(encoding="utf-8")
-    assert len(served_sheet) < 0.6 * len(whole), "the theme's stylesheet was not cut"
-    return removed_selectors(whole, served_sheet)
+
+    @functools.cache
+    def removed(sheet) -> tuple[str, ...]:
+        served_sheet = sheet.read_text(encoding="utf-8")
+        assert len(served_sheet) < 0.6 * len(whole), f"{sheet} was not cut"
+        return tuple(removed_selectors(whole, served_sheet))
+
+    return removed
 
 
 def theme_stylesheet() -> str:
@@ -260,8 +316,8 @@ def theme_stylesheet() -> str:
 @pytest.mark.parametrize("path", STYLE_PAGES)
 def test_no_rule_cut_from_the_theme_stylesheet_matches_the_page(served, browser, gone,
                                                                path):
-    base, _ = served
-    problems = matching(browser, base + path, gone)
+    base, html = served
+    problems = matching(browser, base + path, list(gone(edition_sheet(html, path))))
     assert not problems, json.dumps(problems, indent=1)
 
 

@@ -18,6 +18,8 @@ from booktools import run_layout as layout
     ("tests/test_browser.py::test_the_crawl_catches_broken_pages", "site", True),
     ("tests/test_pdf.py::test_pages", "site-pdf", True),
     ("tests/test_book_build.py::test_build_has_zero_warnings", "site", True),
+    ("tests/test_browser_styles.py::test_an_unwrapped_token_looks_as_it_did[x]", "site",
+     True),
     ("tests/test_hf_keys.py::test_key_sweep", "hf-sweeps", True),
     ("tests/test_atlas.py::test_atlas_page_is_not_stale", "hf-sweeps", True),
     ("tests/test_hf_published.py::test_x", "hf-sweeps", True),

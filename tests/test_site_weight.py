@@ -8,13 +8,16 @@ unwrapped token looks as it did, and tests/test_browser.py measures the pages' w
 
 from __future__ import annotations
 
+import hashlib
 import io
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from booktools.site import assets, highlight, icons, images, theme_css
+from booktools.site.icons import THEME_CSS
 
 SHEET = (
     '.fa-inverse{color:#fff}.fa-sun:before{content:"\\f185"}'
@@ -78,9 +81,10 @@ def test_each_figure_gets_the_smallest_palette_a_reader_cannot_tell(tmp_path):
     for shades, colours in ((6, 7), (100, 101)):
         plot = tmp_path / f"{shades}.png"
         _plot(plot, shades)
-        with Image.open(io.BytesIO(images.indexed_png(plot))) as indexed:
+        with Image.open(io.BytesIO(images.indexed_png(plot))) as indexed, \
+                Image.open(plot) as original:
             assert indexed.mode == "P" and len(indexed.getcolors()) == colours
-            assert images.invisible(indexed, np.asarray(Image.open(plot).convert("RGB")))
+            assert images.invisible(indexed, np.asarray(original.convert("RGB")))
     # a hundred shades close to one another: a smaller palette than theirs is invisible,
     # and taken (a palette of 256 would keep all 101 colours)
     close = np.full((200, 300, 3), 255, dtype=np.uint8)
@@ -138,6 +142,15 @@ def test_plain_token_spans_are_unwrapped_in_code_only():
                    '<span class="k">for</span><span class="w"> </span>x:'
                    '<span class="hll">y</span><span class="nn">a.b</span></pre></div>')
     assert highlight.unwrap_plain_tokens(html, frozenset()) == html
+    # a printed output keeps its spans (it keeps the page's text colour), and so does a
+    # token inside a link, whose colour may be the link's
+    output = ('<div class="output stream highlight-myst-ansi notranslate">'
+              '<div class="highlight"><pre><span class="n">x</span></pre></div>')
+    assert highlight.unwrap_plain_tokens(output, frozenset({"n"})) == output
+    linked = ('<div class="highlight-python notranslate"><div class="highlight"><pre>'
+              '<a href="#f"><span class="n">f</span></a><span class="n">g</span></pre></div>')
+    assert highlight.unwrap_plain_tokens(linked, frozenset({"n"})) == linked.replace(
+        '<span class="n">g</span>', "g")
 
 
 def test_design_files_stay_only_on_pages_that_use_its_components():
@@ -194,8 +207,34 @@ def test_a_scripts_class_names_and_name_prefixes_count_as_used(tmp_path):
     (tmp_path / "_static").mkdir()
     (tmp_path / "_static" / "b.js").write_text(
         'el.classList.add("collapsing");tip.classList.add(`bs-${NAME}-auto`);'
-        'x.className = "col-" + n;', encoding="utf-8")
+        'x.className = "col-" + n;y.add("fade-".concat(k));', encoding="utf-8")
     names, prefixes = theme_css.site_names(tmp_path)
     assert {"nav", "show", "collapsing"} <= names
-    assert {"bs-", "col-"} <= set(prefixes)
+    assert {"bs-", "col-", "fade-"} <= set(prefixes)
     assert theme_css.required_classes(".a.b:not(.c) > :is(.d) .e::before") == ["a", "b", "e"]
+    assert theme_css.required_classes('a[href$=".pdf"].x[class*=sd-]') == ["x"]
+
+
+def test_what_the_stylesheet_parser_keeps_whole():
+    css = ("@layer base{.unused-a{color:red}}.kept{content:'}' /* it's } */}"
+           "@media print{/* a { comment */.unused-b{color:red}}")
+    out = theme_css.used_rules(css, {"kept"})
+    assert out == "@layer base{.unused-a{color:red}}.kept{content:'}' /* it's } */}"
+
+
+def test_the_cut_stylesheet_gets_its_own_digest_in_this_editions_pages(tmp_path):
+    sheet = tmp_path / "_static" / THEME_CSS
+    sheet.parent.mkdir(parents=True)
+    sheet.write_text(".used{color:red}.gone{color:blue}", encoding="utf-8")
+    link = f'<link href="_static/{THEME_CSS}?digest=55c26ed414f5f8a31ebb">'
+    page = tmp_path / "page.html"
+    page.write_text(link + '<p class="used">x</p>', encoding="utf-8")
+    other = tmp_path / "zh_CN" / "page.html"  # the other edition's page: not this build's
+    other.parent.mkdir()
+    other.write_text(link + '<p class="gone">x</p>', encoding="utf-8")
+    app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"))
+    theme_css.cut_theme_css(app, None)
+    assert sheet.read_text(encoding="utf-8") == ".used{color:red}"
+    digest = hashlib.sha256(b".used{color:red}").hexdigest()[:20]
+    assert f"{THEME_CSS}?digest={digest}" in page.read_text(encoding="utf-8")
+    assert other.read_text(encoding="utf-8").startswith(link)

@@ -43,7 +43,8 @@ import pytest
 #: of work, so the site's checks run side by side: each crawl group of the browser check
 #: (the ``pagesN`` in a test id: tests/test_browser.py, ``CRAWL_GROUPS``), the PDF, and the
 #: rest (the build's own checks and the browser's single-page checks).
-SITE_FILES = ("test_book_build.py", "test_browser.py", "test_browser_zh.py", "test_pdf.py")
+SITE_FILES = ("test_book_build.py", "test_browser.py", "test_browser_zh.py",
+              "test_browser_styles.py", "test_pdf.py")
 SITE_UNIT = "site"
 PDF_UNIT = "site-pdf"
 CRAWL_GROUP = re.compile(r"\[(?P<group>pages\d+)\b")

@@ -9,10 +9,14 @@ Those spans change nothing a reader sees, yet they are most of a code block's ma
 
 :func:`plain_classes` reads from the stylesheet the site serves which classes are drawn
 exactly as the block's text in *every* theme (a rule that is the block's colour and
-nothing else, or no rule), and leaves out any class another stylesheet in ``_static``
-styles inside a code block. :func:`unwrap_plain_tokens` removes the spans of those classes
-(their text stays) inside ``<pre>`` blocks only, and only spans with no markup inside.
-A class with a colour, a weight, a style or a background of its own keeps its spans.
+nothing else, or no rule), and leaves out any class that a selector of another stylesheet
+in ``_static`` names after ``.highlight``. :func:`unwrap_plain_tokens` removes the spans
+of those classes (their text stays) inside a code block's ``<pre>`` only, and only spans
+with no markup inside. A class with a colour, a weight, a style or a background of its
+own keeps its spans. Printed outputs (a ``pre`` inside a ``div.output``) are left as they
+are: they keep the theme's text colour, where code takes the code style's
+(``_ext/posenc_site.css``); so is a token inside a link (viewcode's ``[docs]``), whose
+colour could be the link's.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
+from booktools.site.pages import written_pages
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +39,11 @@ _RULE = re.compile(
     r'(?:html\[data-theme="(?P<theme>[\w-]+)"\]\s+)?\.highlight'
     r'(?:\s+\.(?P<cls>[\w-]+))?\s*\{(?P<body>[^}]*)\}'
 )
-_PRE = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S)
+#: A code block: ``<div class="highlight"><pre>...</pre>``, with the classes of the
+#: element around it (``output ...`` for a printed output) when it is a ``div``.
+_BLOCK = re.compile(r'(?:<div class="(?P<outer>[^"]*)">)?<div class="highlight"><pre\b'
+                    r'[^>]*>.*?</pre>', re.S)
+_LINK = re.compile(r"(<a\b[^>]*>.*?</a>)", re.S)
 
 
 def _declarations(body: str) -> tuple[str, ...]:
@@ -70,13 +80,22 @@ def plain_classes(pygments_css: str, other_css: tuple[str, ...] = ()) -> frozens
 
 
 def unwrap_plain_tokens(html: str, plain: frozenset[str]) -> str:
-    """``html`` with each ``<span class="C">text</span>`` inside a ``<pre>`` replaced by
-    its text, for ``C`` in ``plain``."""
+    """``html`` with each ``<span class="C">text</span>`` inside a code block's ``<pre>``
+    replaced by its text, for ``C`` in ``plain`` (not in a printed output's block, nor in
+    a link inside the block)."""
     if not plain:
         return html
     classes = "|".join(re.escape(c) for c in sorted(plain))
     span = re.compile(rf'<span class="(?:{classes})">([^<]*)</span>')
-    return _PRE.sub(lambda pre: span.sub(r"\1", pre.group(0)), html)
+
+    def lighter(block: re.Match) -> str:
+        if "output" in (block["outer"] or "").split():
+            return block.group(0)
+        parts = _LINK.split(block.group(0))  # links at the odd places, left as they are
+        return "".join(part if i % 2 else span.sub(r"\1", part)
+                       for i, part in enumerate(parts))
+
+    return _BLOCK.sub(lighter, html)
 
 
 def lighter_code(app: Sphinx, exception: Exception | None) -> None:
@@ -92,9 +111,7 @@ def lighter_code(app: Sphinx, exception: Exception | None) -> None:
                    for p in sorted(static.rglob("*.css")) if p != sheet)
     plain = plain_classes(sheet.read_text(encoding="utf-8"), others)
     before = after = 0
-    for page in out.rglob("*.html"):
-        if static in page.parents:
-            continue
+    for page in written_pages(out):
         text = page.read_text(encoding="utf-8")
         lighter = unwrap_plain_tokens(text, plain)
         before, after = before + len(text), after + len(lighter)

@@ -34,7 +34,24 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from booktools import zh_build
+
 logger = logging.getLogger(__name__)
+
+#: The folders of the other editions inside the English site's output.
+OTHER_EDITIONS = (zh_build.FOLDER,)
+
+
+def written_pages(outdir: Path) -> list[Path]:
+    """The HTML pages this build wrote in ``outdir``: not the theme's templates under any
+    ``_static``, nor another edition's pages in its own folder inside this one (the
+    Chinese edition, built into ``zh_CN`` after the English, or left there by an earlier
+    build)."""
+    others = [outdir / folder for folder in OTHER_EDITIONS]
+    return sorted(
+        page for page in outdir.rglob("*.html")
+        if "_static" not in page.relative_to(outdir).parts
+        and not any(other in page.parents for other in others))
 
 
 #: The theme's Font Awesome kit (relative to ``_static``) and its ``<script>`` tag.

@@ -1,32 +1,40 @@
 """The theme's stylesheet cut to the rules the site can use (a hook of
 ``_ext/posenc_site.py``, after the build and after :mod:`booktools.site.icons`).
 
-pydata-sphinx-theme's stylesheet (``_static/styles/pydata-sphinx-theme.css``, 310 kB once
+pydata-sphinx-theme's stylesheet (``_static/styles/pydata-sphinx-theme.css``, 311 kB once
 the unused icons are gone) is loaded by every page and holds all of Bootstrap 5: grid
 columns, spacing and display utilities at every breakpoint, components the theme never
 shows. Two thirds of its bytes are rules no page can match. :func:`used_rules` keeps a
 rule unless one of its selectors' required classes can never be on the page:
 
-* a *required* class is one outside any parenthesis: ``.btn:not(.disabled)`` requires
-  ``btn`` only, and ``:is(.a, .b)`` requires nothing;
-* a class can be on a page when the name occurs in a written page (either edition's
-  HTML) or in any script the site serves (``_static``, every ``.js``): scripts name the
-  classes they add (``classList.add("show")``); or when it starts with a prefix that a
-  script builds names from (a string that ends in ``-`` right before a substitution or a
-  ``+``, as Bootstrap's ```bs-${name}-auto```).
+* a *required* class is one outside any parenthesis, bracket or string:
+  ``.btn:not(.disabled)`` requires ``btn`` only, ``:is(.a, .b)`` and
+  ``a[href$=".pdf"]`` require nothing;
+* a class can be on a page when the name occurs in a page this build wrote
+  (:func:`booktools.site.pages.written_pages`) or in any script in its output folder
+  (every ``.js``, ``_static`` included): scripts name the classes they add
+  (``classList.add("show")``); or when it starts with a prefix that a script builds
+  names from (a string that ends in ``-`` right before a substitution, a ``+`` or
+  ``.concat(``, as Bootstrap's ```bs-${name}-auto```).
 
 Everything else stays as it was: rules with no class (elements, attributes, ``:root``),
-rules whose selectors hold a backslash escape, ``@font-face``, ``@keyframes`` and the other
-at-rules without nested rules; an ``@media`` or ``@supports`` block keeps its used rules,
-or goes when none is left. The licence comment stays. A stylesheet it cannot parse (an
-unbalanced brace) is left as it is.
+rules whose selectors hold a backslash escape, ``@font-face``, ``@keyframes``, ``@layer``
+and the other at-rules not listed in :data:`NESTING`; an ``@media``, ``@supports`` or
+``@container`` block keeps its used rules, or goes when none is left. The licence comment
+stays. A stylesheet it cannot parse (an unbalanced brace) is left as it is.
 
-tests/test_browser_styles.py loads pages with the cut stylesheet and with the theme's own,
-in both themes, and requires every element's computed style to be the same.
+The cut file keeps its name, so each page's link to it gets a ``digest`` of the cut
+content (the theme's is of its own file, the same for any cut): a browser that cached
+another build's cut stylesheet fetches this one.
+
+tests/test_browser_styles.py looks up every selector the served stylesheet lacks
+(against the theme's own) on pages of each kind, in both themes, on a phone and with the
+download menu open, and requires that none matches.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,25 +43,26 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from booktools.site.icons import THEME_CSS
+from booktools.site.pages import written_pages
 
 logger = logging.getLogger(__name__)
 
 #: At-rules whose block holds rules (and is cut rule by rule); any other block at-rule
 #: (``@font-face``, ``@keyframes``, ``@page``, ``@property``, ...) is kept whole.
-NESTING = ("@media", "@supports", "@container", "@layer")
+NESTING = ("@media", "@supports", "@container")
 _NAME = re.compile(r"[\w-]+")
 #: A string fragment a script builds class names from: ends in ``-`` and is followed by a
 #: template substitution or a concatenation.
-_PREFIX = re.compile(r"""([A-Za-z][\w-]*-)(?:\$\{|["'`]\s*\+)""")
+_PREFIX = re.compile(r"""([A-Za-z][\w-]*-)(?:\$\{|["'`]\s*\+|["'`]\.concat\()""")
 _CLASS = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 
 
 def site_names(html: Path) -> tuple[frozenset[str], tuple[str, ...]]:
-    """``(names, prefixes)``: every word of the written pages and of the scripts under
-    ``_static``, and the prefixes the scripts build class names from."""
+    """``(names, prefixes)``: every word of the pages this build wrote and of every script
+    in ``html``, and the prefixes the scripts build class names from."""
     names: set[str] = set()
     prefixes: set[str] = set()
-    for path in html.rglob("*.html"):
+    for path in written_pages(html):
         names.update(_NAME.findall(path.read_text("utf-8", "replace")))
     for path in html.rglob("*.js"):
         text = path.read_text("utf-8", "replace")
@@ -64,12 +73,16 @@ def site_names(html: Path) -> tuple[frozenset[str], tuple[str, ...]]:
 
 def required_classes(selector: str) -> list[str]:
     """The classes an element must have for ``selector`` to match it (those outside any
-    parenthesis)."""
-    depth, outside = 0, []
+    parenthesis, bracket or string)."""
+    depth, quote, outside = 0, None, []
     for ch in selector:
-        if ch == "(":
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([":
             depth += 1
-        elif ch == ")":
+        elif ch in ")]":
             depth -= 1
         elif depth == 0:
             outside.append(ch)
@@ -140,6 +153,10 @@ def _blocks(css: str) -> list[tuple[str, str]]:
         depth, k, quote = 1, j + 1, None
         while k < n and depth:
             ch = css[k]
+            if not quote and css.startswith("/*", k):
+                end = css.find("*/", k + 2)
+                k = n if end < 0 else end + 2
+                continue
             if quote:
                 if ch == "\\":
                     k += 1
@@ -207,5 +224,12 @@ def cut_theme_css(app: Sphinx, exception: Exception | None) -> None:
         logger.warning(f"posenc_site: {THEME_CSS} left whole: {err}")
         return
     sheet.write_text(lighter, encoding="utf-8")
+    digest = hashlib.sha256(lighter.encode()).hexdigest()[:20]
+    link = re.compile(re.escape(THEME_CSS) + r"\?digest=\w+")
+    for page in written_pages(html):
+        text = page.read_text(encoding="utf-8")
+        linked = link.sub(f"{THEME_CSS}?digest={digest}", text)
+        if linked != text:
+            page.write_text(linked, encoding="utf-8")
     logger.info(f"posenc_site: {THEME_CSS} cut to the rules the site can use, "
                 f"{len(css.encode()):,} -> {len(lighter.encode()):,} bytes")
