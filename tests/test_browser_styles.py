@@ -43,8 +43,9 @@ from booktools.site.icons import THEME_CSS
 
 pytestmark = pytest.mark.slow
 
-#: A chapter's code cells and a module's highlighted source.
-PAGES = ("book/04_rope.html", "_modules/posenc/rope.html")
+#: A chapter's code cells and printed outputs (chapter 1: a light page, quick to load),
+#: and a module's highlighted source.
+PAGES = ("book/01_why_positions.html", "_modules/posenc/rope.html")
 THEMES = ("light", "dark")
 #: What a reader sees of a token: how its text is drawn.
 LOOKS = ("color", "font-weight", "font-style", "background-color", "text-decoration-line",
