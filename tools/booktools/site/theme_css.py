@@ -108,7 +108,7 @@ def _split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
-def _blocks(css: str) -> list[tuple[str, str]]:
+def _blocks(css: str) -> list[tuple[str, str | None]]:
     """The top-level statements of ``css``: ``(prelude, body)`` for a block (``body``
     without its braces), ``(statement, None)`` for one ending in ``;`` and
     ``(comment, None)`` for a comment.
