@@ -217,6 +217,37 @@ class _NotebookOutputRecorder:
             EXECUTED.setdefault(item.path.resolve(), {})[cell_num] = list(outputs)
 
 
+@pytest.fixture(scope="module")
+def site(book_build):
+    """``(base_url, html_dir)`` of the session build, served on 127.0.0.1 (the browser
+    checks: tests/test_browser*.py)."""
+    from booktools.browser import serve
+
+    _, _, html = book_build
+    if not (html / "index.html").is_file():
+        pytest.fail(f"no built site at {html}: see test_book_build.py", pytrace=False)
+    with serve(html) as base:
+        yield base, html
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, launched by Playwright (skipped when either is missing, failed
+    under ``CI=true``)."""
+    from booktools.browser import find_chromium, launch
+
+    executable = find_chromium()
+    if executable is None:
+        missing_tool("browser check", "no Chromium found (install Debian's `chromium`)")
+    try:
+        import playwright.sync_api  # noqa: F401 - launch() imports it; fail clearly here
+    except ImportError:
+        missing_tool("browser check",
+                     "Playwright for Python is not installed (pip install -r requirements.txt)")
+    with launch(executable) as chromium:
+        yield chromium
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "needs(*modules): the test imports these modules; skipped when one is "

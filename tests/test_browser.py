@@ -37,7 +37,7 @@ from types import SimpleNamespace
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import BOOK, ROOT, SITE_REPORT, missing_tool, notebooks, toc_pages
+from conftest import BOOK, ROOT, SITE_REPORT, notebooks, toc_pages
 
 from booktools import book_home, zh_build
 from booktools.browser import (
@@ -48,8 +48,6 @@ from booktools.browser import (
     PageRecord,
     balanced_groups,
     crawl_site,
-    find_chromium,
-    launch,
     serve,
     site_pages,
     static_ids,
@@ -59,33 +57,7 @@ from booktools.browser import (
 SEARCH_TERM = "RoPE"
 
 
-def no_browser(reason: str):
-    missing_tool("browser check", reason)
-
-
-# --------------------------------------------------------------------------- serving ----
-
-@pytest.fixture(scope="module")
-def site(book_build):
-    """``(base_url, html_dir)`` of the session build, served on 127.0.0.1."""
-    _, _, html = book_build
-    if not (html / "index.html").is_file():
-        pytest.fail(f"no built site at {html}: see test_book_build.py", pytrace=False)
-    with serve(html) as base:
-        yield base, html
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = find_chromium()
-    if executable is None:
-        no_browser("no Chromium found (install Debian's `chromium` with apt)")
-    try:
-        import playwright.sync_api  # noqa: F401 - launch() imports it; fail clearly here
-    except ImportError:
-        no_browser("Playwright for Python is not installed (pip install -r requirements.txt)")
-    with launch(executable) as chromium:
-        yield chromium
+# The served site (``site``) and the browser (``browser``) are tests/conftest.py's.
 
 
 # ----------------------------------------------------------------------------- crawl ----

@@ -27,16 +27,12 @@ import json
 import re
 
 import pytest
-from conftest import missing_tool
 
 from booktools import zh_build
 from booktools.browser import (
     DESKTOP,
     PHONE_VIEWPORT,
     SET_THEME,
-    find_chromium,
-    launch,
-    serve,
 )
 from booktools.site import highlight, theme_css
 from booktools.site.icons import THEME_CSS
@@ -80,33 +76,9 @@ LEFT = """(classes) => classes.reduce((n, c) =>
 
 
 @pytest.fixture(scope="module")
-def served(book_build):
-    _, _, html = book_build
-    with serve(html) as base:
-        yield base, html
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = find_chromium()
-    if executable is None:
-        missing_tool("browser check", "no Chromium found (install Debian's `chromium`)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as err:
-        missing_tool("browser check", f"Playwright is not installed: {err}")
-    with launch(executable) as chromium:
-        yield chromium
-
-
-@pytest.fixture(scope="module")
-def plain(served) -> list[str]:
-    _, html = served
-    static = html / "_static"
-    sheet = static / highlight.PYGMENTS_CSS
-    others = tuple(p.read_text(encoding="utf-8", errors="replace")
-                   for p in sorted(static.rglob("*.css")) if p != sheet)
-    classes = sorted(highlight.plain_classes(sheet.read_text(encoding="utf-8"), others))
+def plain(site) -> list[str]:
+    _, html = site
+    classes = sorted(highlight.site_plain_classes(html / "_static"))
     assert {"n", "p"} <= set(classes), classes  # names and punctuation, the bulk of code
     return classes
 
@@ -163,8 +135,8 @@ def output_colours(browser, url: str, extra_css: str = "") -> dict[str, list[str
         page.close()
 
 
-def test_printed_outputs_keep_the_pages_text_colour(served, browser):
-    base, _ = served
+def test_printed_outputs_keep_the_pages_text_colour(site, browser):
+    base, _ = site
     colours = output_colours(browser, base + PAGES[0])
     assert all(output == bare for output, bare in colours.values()), colours
     # on purpose: the code style's colour given to outputs too is caught
@@ -174,15 +146,15 @@ def test_printed_outputs_keep_the_pages_text_colour(served, browser):
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_an_unwrapped_token_looks_as_it_did(served, browser, plain, path):
-    base, _ = served
+def test_an_unwrapped_token_looks_as_it_did(site, browser, plain, path):
+    base, _ = site
     seen = looks(browser, base + path, plain)
     assert seen["left"] == 0, f"{seen['left']} spans of {plain} left in {path}'s code"
     assert not differences(seen, plain)
 
 
-def test_self_test_the_look_check_sees_a_difference(served, browser, plain):
-    base, _ = served
+def test_self_test_the_look_check_sees_a_difference(site, browser, plain):
+    base, _ = site
     # a keyword is drawn in a style of its own: the check tells it from plain text
     assert differences(looks(browser, base + PAGES[0], ["k"]), ["k"])
     # on purpose: code text in the page's colour, as the theme's rule for every pre had
@@ -292,10 +264,10 @@ def edition_sheet(html, path: str):
 
 
 @pytest.fixture(scope="module")
-def gone(served):
+def gone(site):
     """Per edition's stylesheet, the selectors its build removed from the theme's own
     (theme_css, and the unused icons' rules that booktools.site.icons removed)."""
-    _, html = served
+    _, html = site
     whole = theme_stylesheet()
 
     @functools.cache
@@ -315,15 +287,15 @@ def theme_stylesheet() -> str:
 
 
 @pytest.mark.parametrize("path", STYLE_PAGES)
-def test_no_rule_cut_from_the_theme_stylesheet_matches_the_page(served, browser, gone,
+def test_no_rule_cut_from_the_theme_stylesheet_matches_the_page(site, browser, gone,
                                                                path):
-    base, html = served
+    base, html = site
     problems = matching(browser, base + path, list(gone(edition_sheet(html, path))))
     assert not problems, json.dumps(problems, indent=1)
 
 
-def test_self_test_the_cut_check_sees_a_rule_a_page_uses(served, browser):
-    base, html = served
+def test_self_test_the_cut_check_sees_a_rule_a_page_uses(site, browser):
+    base, html = site
     served_sheet = (html / "_static" / THEME_CSS).read_text(encoding="utf-8")
     # on purpose: a stylesheet without the rule for the article's column (on every page),
     # and the theme's own with a rule for a cross-reference while hovered, which the

@@ -15,10 +15,9 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
-from conftest import missing_tool
 
 from booktools import zh_build
-from booktools.browser import find_chromium, launch, serve
+from booktools.browser import serve
 
 pytestmark = pytest.mark.slow
 
@@ -43,19 +42,6 @@ def served(zh_site):
     ``(base URL of that folder, the Chinese site's path under it)``."""
     with serve(zh_site.parent) as base:
         yield base, zh_build.FOLDER + "/"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = find_chromium()
-    if executable is None:
-        missing_tool("browser check", "no Chromium found (install Debian's `chromium`)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as err:
-        missing_tool("browser check", f"Playwright is not installed: {err}")
-    with launch(executable) as chromium:
-        yield chromium
 
 
 def search(browser, base: str, folder: str, query: str) -> list[str]:
