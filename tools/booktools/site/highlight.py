@@ -98,18 +98,26 @@ def unwrap_plain_tokens(html: str, plain: frozenset[str]) -> str:
     return _BLOCK.sub(lighter, html)
 
 
+def site_plain_classes(static: Path) -> frozenset[str]:
+    """:func:`plain_classes` of the site whose ``_static`` folder is ``static``: its
+    ``pygments.css`` against every other stylesheet in it; empty without one."""
+    sheet = static / PYGMENTS_CSS
+    if not sheet.is_file():
+        return frozenset()
+    others = tuple(p.read_text(encoding="utf-8", errors="replace")
+                   for p in sorted(static.rglob("*.css")) if p != sheet)
+    return plain_classes(sheet.read_text(encoding="utf-8"), others)
+
+
 def lighter_code(app: Sphinx, exception: Exception | None) -> None:
     """Unwrap the plain token spans (:func:`plain_classes`) in every page written."""
     if exception is not None or app.builder.format != "html":
         return
     out = Path(app.outdir)
-    static = out / "_static"
-    sheet = static / PYGMENTS_CSS
-    if not sheet.is_file():
+    plain = site_plain_classes(out / "_static")
+    if not plain:
+        logger.info("posenc_site: no code token drawn in the code's own colour: spans kept")
         return
-    others = tuple(p.read_text(encoding="utf-8", errors="replace")
-                   for p in sorted(static.rglob("*.css")) if p != sheet)
-    plain = plain_classes(sheet.read_text(encoding="utf-8"), others)
     before = after = 0
     for page in written_pages(out):
         text = page.read_text(encoding="utf-8")

@@ -97,12 +97,19 @@ def subset_font(source: Path, target: Path, codes: set[int]) -> None:
     subset.save_font(font, str(target), options)
 
 
+def theme_stylesheet(html: Path) -> Path | None:
+    """The theme's stylesheet in the built site ``html``, or None when the build has none
+    (a theme other than pydata-sphinx-theme)."""
+    sheet = html / "_static" / THEME_CSS
+    return sheet if sheet.is_file() else None
+
+
 def serve_used_icons(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     html = Path(app.outdir)
-    sheet = html / "_static" / THEME_CSS
-    if not sheet.is_file():
+    sheet = theme_stylesheet(html)
+    if sheet is None:
         return
     css = sheet.read_text(encoding="utf-8")
     pruned, codes, dropped = prune_glyph_rules(css, used_icon_names(html))

@@ -42,7 +42,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from booktools.site.icons import THEME_CSS
+from booktools.site.icons import THEME_CSS, theme_stylesheet
 from booktools.site.pages import written_pages
 
 logger = logging.getLogger(__name__)
@@ -71,27 +71,10 @@ def site_names(html: Path) -> tuple[frozenset[str], tuple[str, ...]]:
     return frozenset(names), tuple(sorted(prefixes))
 
 
-def required_classes(selector: str) -> list[str]:
-    """The classes an element must have for ``selector`` to match it (those outside any
-    parenthesis, bracket or string)."""
-    depth, quote, outside = 0, None, []
-    for ch in selector:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif depth == 0:
-            outside.append(ch)
-    return _CLASS.findall("".join(outside))
-
-
-def _split_top(text: str, sep: str) -> list[str]:
-    """``text`` split on ``sep`` outside parentheses and quotes."""
-    parts, depth, quote, start = [], 0, None, 0
+def _top_level(text: str) -> list[int]:
+    """The positions in ``text`` outside any parenthesis, bracket or quoted string (the
+    brackets and quotes themselves excluded)."""
+    depth, quote, top = 0, None, []
     for i, ch in enumerate(text):
         if quote:
             quote = None if ch == quote else quote
@@ -101,11 +84,21 @@ def _split_top(text: str, sep: str) -> list[str]:
             depth += 1
         elif ch in ")]":
             depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
+        elif depth == 0:
+            top.append(i)
+    return top
+
+
+def required_classes(selector: str) -> list[str]:
+    """The classes an element must have for ``selector`` to match it (those outside any
+    parenthesis, bracket or string)."""
+    return _CLASS.findall("".join(selector[i] for i in _top_level(selector)))
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split on ``sep`` outside parentheses, brackets and quotes."""
+    cuts = [i for i in _top_level(text) if text[i] == sep]
+    return [text[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
 
 
 def _blocks(css: str) -> list[tuple[str, str | None]]:
@@ -214,8 +207,8 @@ def cut_theme_css(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     html = Path(app.outdir)
-    sheet = html / "_static" / THEME_CSS
-    if not sheet.is_file():
+    sheet = theme_stylesheet(html)
+    if sheet is None:
         return
     css = sheet.read_text(encoding="utf-8")
     try:
