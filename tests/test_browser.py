@@ -9,10 +9,12 @@ text; every ``<img>``, whether it loaded and its alt text; every link and every 
 id; code, output and tables that scroll sideways at the crawl's 1280 px width; and what
 axe-core (the accessibility engine; its script ships in the pinned
 ``axe-playwright-python`` package, so nothing is fetched) reports against WCAG 2.1 A and
-AA, in the light theme and again, for colour contrast, in the dark one. The tests below
-then check one property each on that shared record, so a failure names the page and the
-problem. The server, the browser's launch, the crawl and the phone's measurements are
-:mod:`booktools.browser` (``tools/booktools/browser.py``); what counts as a failure is here.
+AA, in the light theme and again, for the two rules that read colours (text contrast,
+and links told apart from running text by more than colour), in the dark one. The tests
+below then check one property each on that shared record, so a failure names the page
+and the problem. The server, the browser's launch, the crawl and the phone's
+measurements are :mod:`booktools.browser` (``tools/booktools/browser.py``), axe-core's
+runs :mod:`booktools.axe`; what counts as a failure is here.
 
 The browser is Debian's ``chromium`` (``.ci/run`` installs it with apt); Playwright's own
 browser download is never used. Where no browser can be found the tests fail with a clear
@@ -44,8 +46,10 @@ from booktools.browser import (
     AXE_RUNS,
     PHONE_WIDTH,
     SIDEWAYS,
+    STYLE_SIGNATURES,
     MissingAxe,
     PageRecord,
+    axe_script,
     balanced_groups,
     crawl_site,
     serve,
@@ -323,7 +327,8 @@ def test_math_is_rendered_by_local_mathjax(crawl):
 
 
 def test_axe_finds_no_wcag_violations(crawl):
-    """WCAG 2.1 A and AA, as axe-core checks them, on every page; contrast in both themes."""
+    """WCAG 2.1 A and AA, as axe-core checks them, on every page; the colour rules in both
+    themes."""
     problems = _failures(crawl, tuple(AXE_RUNS))
     assert not problems, "axe-core (WCAG 2.1 A/AA) reports:\n" + problems
 
@@ -604,7 +609,8 @@ FITTING_PAGE = OVERFLOWING_PAGE.replace("pre-wrap", "pre").replace(
 def test_the_width_checks_catch_overflow(browser, tmp_path):
     """The checkers themselves, on pages served like the site: a page that overflows a
     phone fails the phone check (and a fitting one passes); a wrapped output, a wide code
-    line and a wide table are reported; a page over the weight limit is caught."""
+    line and a wide table are reported; a page over the weight limit is caught, also when
+    its weight is the icon the browser fetches after the load event."""
     wide = dict(ident="posenc." + "very_long_identifier_" * 4, row="| +1.010 | " * 30)
     (tmp_path / "wide.html").write_text(OVERFLOWING_PAGE.format(**wide), encoding="utf-8")
     (tmp_path / "fits.html").write_text(FITTING_PAGE.format(**wide), encoding="utf-8")
@@ -614,7 +620,13 @@ def test_the_width_checks_catch_overflow(browser, tmp_path):
     (tmp_path / "heavy.html").write_text(heavy_page, encoding="utf-8")
     (tmp_path / "heavy2.html").write_text(heavy_page, encoding="utf-8")
     (tmp_path / "warm.html").write_text(heavy_page, encoding="utf-8")
-    names = ["wide.html", "fits.html", "heavy.html", "heavy2.html"]
+    # a page whose weight is its icon, which the browser fetches after the load event
+    (tmp_path / "icon.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><!--' + "x" * PAGE_WEIGHT_LIMIT
+        + '--></svg>', encoding="utf-8")
+    (tmp_path / "icon.html").write_text(FITTING_PAGE.format(**wide).replace(
+        "</head>", '<link rel="icon" href="icon.svg"></head>'), encoding="utf-8")
+    names = ["wide.html", "fits.html", "heavy.html", "heavy2.html", "icon.html"]
     with serve(tmp_path) as base:
         # warm.html, not weighed, loads the script with the cache on, just before
         records = crawl_site(browser, base, tmp_path, ["warm.html", *names],
@@ -625,7 +637,7 @@ def test_the_width_checks_catch_overflow(browser, tmp_path):
             sideways = page.evaluate(SIDEWAYS)
         finally:
             page.close()
-    over, fits, heavy, heavy2 = (records[name].phone for name in names)
+    over, fits, heavy, heavy2, icon = (records[name].phone for name in names)
     assert phone_width_problem("wide.html", over), over["width"]
     assert phone_width_problem("fits.html", fits) is None, fits["width"]
     assert len(over["outputs"]["wrapped"]) == 1 and not fits["outputs"]["wrapped"]
@@ -634,6 +646,8 @@ def test_the_width_checks_catch_overflow(browser, tmp_path):
     # a page loaded after others with the same script weighs as much: the cache is off
     # for the pages the crawl weighs
     assert fits["bytes"] < PAGE_WEIGHT_LIMIT < min(heavy["bytes"], heavy2["bytes"])
+    # the icon, requested after the load event, is weighed too
+    assert icon["bytes"] > PAGE_WEIGHT_LIMIT, icon
     # widened to 1280 px after the phone, the page is measured at 1280: the wide output
     # row (330 characters) still scrolls, the 91-character identifier's table fits
     assert [line.split()[0] for line in records["wide.html"].sideways] == ["pre"], (
@@ -892,46 +906,123 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
     assert not records["target.html"].problems
 
 
-#: Two pages for the contrast dedupe (booktools.browser.AXE_RUNS). ``first.html`` shows
-#: a readable paragraph style and one unreadable style; ``second.html`` repeats both and
-#: adds what a dedupe by element (or by text colour alone) would miss: an unreadable span
-#: inside a repeated paragraph, the readable paragraph's colour on a dark background, and
-#: a style unreadable in the dark theme only. Its body animates its colours when the theme
+#: Two pages for the colour runs' dedupe (booktools.browser.AXE_RUNS). ``first.html``
+#: shows a readable paragraph style and one unreadable style, and a link told apart from
+#: its text by colour alone; ``second.html`` repeats them and adds what a dedupe by
+#: element (or by text colour alone) would miss: an unreadable span inside a repeated
+#: paragraph, the readable paragraph's colour on a dark background, and a style
+#: unreadable in the dark theme only. Its body animates its colours when the theme
 #: changes (as the site's theme does): read mid-transition, its text would fail.
+#:
+#: The links: the colour-only style ``plain`` (in running text on both pages; alone in a
+#: list item, where the rule does not apply, on the first); the colour-only style ``loud``,
+#: first met where the rule does not apply (its link's text longer than the text around
+#: it: axe never evaluates it), then in running text; and ``day``, underlined by day only.
 _CONTRAST_HEAD = """<!DOCTYPE html><html lang="en"><head><title>{title}</title>
 <link rel="icon" href="data:,"><style>
 body {{ color: #111; background: #fff; transition: color 1.5s, background-color 1.5s; }}
 html[data-theme=dark] body {{ color: #eee; background: #111; }}
 .faint {{ color: #bbb; }} .dark-box {{ background: #222; }}
 html[data-theme=dark] .night-only {{ color: #333; }}
+a {{ text-decoration: none; }} a.plain {{ color: #333; }} a.loud {{ color: #444; }}
+html[data-theme=dark] a.plain, html[data-theme=dark] a.loud {{ color: #ccc; }}
+a.day {{ color: #111; text-decoration: underline; }}
+html[data-theme=dark] a.day {{ color: #ddd; text-decoration: none; }}
 </style></head><body><main><h1>{title}</h1>"""
 CONTRAST_FIRST = _CONTRAST_HEAD.format(title="first") + """
-<p>A readable paragraph.</p><p class="faint">A faint paragraph.</p></main></body></html>"""
+<p>A readable paragraph.</p><p class="faint">A faint paragraph.</p>
+<p>Text with <a class="plain" href="#top" id="first-plain">a plain link</a> in it.</p>
+<ul><li><a class="plain" href="#top">alone</a></li></ul>
+<p><a class="loud" href="#top">a link much longer than the text around it</a> x</p>
+</main></body></html>"""
 CONTRAST_SECOND = _CONTRAST_HEAD.format(title="second") + """
 <p>A readable paragraph again.</p><p class="faint">The faint style again.</p>
 <p>Readable, with <span class="faint" id="nested">a faint span</span> inside.</p>
 <div class="dark-box"><p id="on-dark">The readable colour on a dark box.</p></div>
-<p class="night-only" id="night">Readable by day only.</p></main></body></html>"""
+<p class="night-only" id="night">Readable by day only.</p>
+<p>Again, with <a class="plain" href="#top" id="again-plain">the plain link</a> here.</p>
+<p>Now <a class="loud" href="#top" id="loud-in-text">the loud style</a> in running text,
+where the rule applies to it for the first time.</p>
+<p>By day <a class="day" href="#top" id="day-link">underlined</a>, by night not.</p>
+</main></body></html>"""
 
 
 def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
-    """The contrast runs check each text style once per theme (booktools.browser.AXE_RUNS):
-    a repeat of a checked style is not reported twice, but a new style is caught wherever
-    it first appears, nested in a repeated one or on a new background, in either theme,
-    and only once the theme's colour transition has settled."""
+    """The colour runs check each text style and each link style once per theme
+    (booktools.browser.AXE_RUNS): a repeat of a checked style is not reported twice, but
+    a new style is caught wherever it first appears, nested in a repeated one or on a new
+    background, in either theme, and only once the theme's colour transition has settled;
+    a link style counts as checked only once axe's link rule has evaluated a link of it."""
     (tmp_path / "first.html").write_text(CONTRAST_FIRST, encoding="utf-8")
     (tmp_path / "second.html").write_text(CONTRAST_SECOND, encoding="utf-8")
     with serve(tmp_path) as base:
         records = _crawl(browser, base, tmp_path)
     first, second = records["first.html"].problems, records["second.html"].problems
-    assert "faint" in " ".join(first.get("axe, contrast", [])), first
+    light_first = " ".join(first.get("axe, contrast", []))
+    assert "faint" in light_first and "link-in-text-block" in light_first, first
+    assert "#first-plain" in light_first and "#first-plain" in " ".join(
+        first.get("axe, dark theme", [])), first
+    assert "loud" not in light_first, "the rule applies to the first page's loud link"
     light = " ".join(second.get("axe, contrast", []))
     assert "#nested" in light and "#on-dark" in light, light
-    assert "again" not in light, "a style checked on the first page was checked again"
+    assert "again" not in light.lower(), "a style checked on the first page was checked again"
+    assert "#loud-in-text" in light, (
+        "a link style met first where the rule does not apply was taken as checked: " + light)
+    assert "#day-link" not in light, light
     dark = " ".join(second.get("axe, dark theme", []))
-    assert "#night" in dark, dark
+    assert "#night" in dark and "#day-link" in dark, dark
+    assert "again" not in dark.lower(), dark
     assert "readable paragraph" not in dark.lower(), (
         "the dark run read colours mid-transition: " + dark)
+    # the first page's links are the only ones outside the dedupe: nothing else reported
+    assert not {k: v for k, v in first.items() if not k.startswith("axe, ")}, first
+
+
+#: For every link of the page: whether the crawl's test of running text (axe's
+#: isInTextBlock on a tree of the link's block alone, booktools.browser.STYLE_SIGNATURES)
+#: and axe's own (on its tree of the whole page) find it in running text.
+IN_TEXT_BOTH_WAYS = r"""
+() => {
+  const links = Array.from(document.querySelectorAll("a[href], [role=link]"));
+  const crawl = links.map((el) => posencStyles.inTextBlock(el));
+  axe.setup(document);
+  const own = links.map((el) => axe.commons.dom.isInTextBlock(el));
+  axe.teardown();
+  return links.map((el, i) => [el.outerHTML.slice(0, 100), crawl[i], own[i]]);
+}
+"""
+
+
+def in_text_both_ways(browser, url: str, signatures: str = STYLE_SIGNATURES) -> list:
+    page = browser.new_page()
+    try:
+        page.goto(url, wait_until="load")
+        page.evaluate(axe_script())
+        page.evaluate(signatures)
+        return page.evaluate(IN_TEXT_BOTH_WAYS)
+    finally:
+        page.close()
+
+
+def test_the_link_dedupe_asks_axe_which_links_are_in_running_text(site, browser):
+    """The colour runs' dedupe leaves out links that axe's link rule does not apply to,
+    by axe's own test of running text, run on a tree of the link's block: on a chapter
+    with links of both kinds, it answers as axe's test on the whole page's tree does, for
+    every link; built on a tree of the link alone, it would not."""
+    base, _ = site
+    url = base + "book/10_comparison.html"
+    found = in_text_both_ways(browser, url)
+    assert {crawl for _, crawl, _ in found} == {True, False}, found
+    assert [link for link, crawl, own in found if crawl != own] == []
+    # on purpose: the tree of the link alone
+    broken = STYLE_SIGNATURES.replace("axe.utils.getFlattenedTree(block)",
+                                      "axe.utils.getFlattenedTree(el)")
+    assert broken != STYLE_SIGNATURES
+    try:
+        wrong = in_text_both_ways(browser, url, broken)
+    except Exception as err:  # noqa: BLE001 - axe may also fail outright on it
+        wrong = str(err)
+    assert isinstance(wrong, str) or any(crawl != own for _, crawl, own in wrong)
 
 
 # -------------------------------------------------- static checks of the same build ----

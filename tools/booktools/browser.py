@@ -8,7 +8,8 @@ page by page in Debian's Chromium driven by Playwright.
 * :func:`crawl_site`: every HTML page loaded once at 1280 px, recorded in a
   :class:`PageRecord` (HTTP status, uncaught errors, console errors, failed and
   third-party requests, math, images and alt text, links and ids, code and outputs that
-  scroll sideways, and axe-core's WCAG 2.1 A/AA report in both themes, :data:`AXE_RUNS`);
+  scroll sideways, and axe-core's WCAG 2.1 A/AA report in both themes, run by
+  :mod:`booktools.axe`);
 * the phone: the crawl opens a reader's page at :data:`PHONE_WIDTH` first and measures
   its width and weight there (:data:`PHONE`), then widens the window.
 
@@ -25,6 +26,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from booktools.axe import (  # noqa: F401 - the site checks import them from here
+    AXE_RUNS,
+    SET_THEME,
+    STYLE_SIGNATURES,
+    MissingAxe,
+    axe_script,
+    axe_violations,
+)
 from booktools.chromium import (  # noqa: F401 - the site checks import them from here
     CHROMIUM_ARGS,
     LOCAL_HOSTS,
@@ -37,68 +46,6 @@ from booktools.chromium import (  # noqa: F401 - the site checks import them fro
 DESKTOP = {"width": 1280, "height": 900}
 PAGE_TIMEOUT_MS = 30_000
 RAW_TEX = ("$$", "\\(", "\\[")
-
-#: axe-core's rules for WCAG 2.0 and 2.1, levels A and AA (axe's own tag names).
-WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-#: Options for ``axe.run`` on every page. No rule is disabled. ``preload: false`` keeps
-#: axe from fetching the stylesheets itself: its CSSOM preload resolves the theme's
-#: ``@import "../basic.css"`` against the page's URL instead of the stylesheet's, so it
-#: requests ``book/basic.css`` (a 404 the crawl would report against the site). The one
-#: rule that needs that preload, ``css-orientation-lock`` (WCAG 1.3.4), then has nothing
-#: to read; test_no_stylesheet_locks_the_orientation checks the same thing (no
-#: ``orientation`` media query in any stylesheet the site serves) on the files.
-AXE_OPTIONS = {
-    "runOnly": {"type": "tag", "values": WCAG_TAGS},
-    "resultTypes": ["violations"],
-    "preload": False,
-}
-#: Heading order and landmarks: axe files these under "best-practice", not under a WCAG
-#: tag, so they are named here. All of them run, except ``region`` (all content inside
-#: some landmark): sphinx-book-theme's template puts the book's title link at the top of
-#: the sidebar outside its ``<nav>``, and this project does not override theme templates;
-#: the same link is the first entry of the navigation, which is a landmark.
-STRUCTURE_RULES = (
-    "heading-order", "empty-heading", "page-has-heading-one", "landmark-one-main",
-    "landmark-unique", "landmark-no-duplicate-banner", "landmark-no-duplicate-contentinfo",
-    "landmark-no-duplicate-main", "landmark-main-is-top-level",
-    "landmark-banner-is-top-level", "landmark-contentinfo-is-top-level",
-    "landmark-complementary-is-top-level",
-)
-#: Each page is checked in three runs of axe (one injection): every WCAG rule but
-#: ``color-contrast``, and the heading and landmark rules (named with ``enabled: true``,
-#: which axe honours over the tag filter), on the whole page; ``color-contrast``, by far
-#: the slowest rule, in the light theme; and ``color-contrast`` again in the dark theme
-#: (the only rule the theme's colours change).
-#:
-#: The contrast runs check each *style* once per theme, not each of its thousands of
-#: repeats: a text's contrast is a function of its style alone, so a second element with
-#: the same style adds no check. Before each contrast run :data:`MARK_SEEN_STYLES` computes,
-#: for every visible element that holds text of its own, a signature of everything axe's
-#: contrast rule reads: the text's colour, size, weight, shadow, fill and stroke, and, for
-#: the element and each ancestor up to the first opaque static one, its background colour
-#: and image, position, opacity, blend mode and filters. An element (with all inside it) is
-#: left out of the run only when neither it nor anything inside it shows a signature that
-#: no earlier element of the crawl, on this page or an earlier one, has shown in that
-#: theme; every other element is checked. Every page and every rule still run; a style
-#: first met on page 30 is checked on page 30. The two runs also leave out MathJax's
-#: assistive MathML (``mjx-assistive-mml``): that copy of each formula is clipped to one
-#: pixel for screen readers only, so it has no visible text whose contrast could fail;
-#: every other rule reads it. (test_the_contrast_check_reads_styles_not_elements makes
-#: the dedupe miss nothing it should catch.)
-SEEN_STYLE = "data-axe-seen"
-CONTRAST_CONTEXT = {"exclude": [["mjx-assistive-mml"], [f"[{SEEN_STYLE}]"]]}
-CONTRAST = {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": ["color-contrast"]}}
-#: ``kind: (context, options, theme)``; ``theme`` is ``None`` for the runs that read no
-#: colour (they see the page as loaded), else the theme the run switches to first and
-#: whose styles it dedupes.
-AXE_RUNS = {
-    "axe": (None, {**AXE_OPTIONS, "rules": {
-        "color-contrast": {"enabled": False},
-        **{rule: {"enabled": True} for rule in STRUCTURE_RULES}}}, None),
-    "axe, contrast": (CONTRAST_CONTEXT, CONTRAST, "light"),
-    "axe, dark theme": (CONTRAST_CONTEXT, CONTRAST, "dark"),
-}
-
 
 # ----------------------------------------------------------------------------- crawl ----
 
@@ -168,158 +115,6 @@ async (rawTex) => {
   };
 }
 """
-
-
-# Runs axe-core (injected just before) with a context and options and returns its
-# violations, one line per element.
-AXE_RUN = r"""
-async ([context, options]) => {
-  const result = await axe.run(context || document, options);
-  return result.violations.map((v) => ({
-    id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map((n) => n.target.join(" ") + " " + n.html.slice(0, 160)),
-  }));
-}
-"""
-
-# Puts the page in a theme the way the theme's own toggle does (``data-mode`` and
-# ``data-theme`` on <html>) and waits until the colours have settled. The theme animates
-# its colours on a switch; transitions are turned off first (a style sheet added to the
-# page, which changes no colour at rest), so the colours settle in the next frame instead
-# of after each transition's duration; then two frames, and any animation still running.
-SET_THEME = r"""
-async (theme) => {
-  const html = document.documentElement;
-  if (!document.getElementById("posenc-no-transitions")) {
-    const style = document.createElement("style");
-    style.id = "posenc-no-transitions";
-    style.textContent = "*, *::before, *::after { transition: none !important; }";
-    document.head.appendChild(style);
-  }
-  if (html.dataset.theme !== theme) {
-    html.dataset.mode = theme;
-    html.dataset.theme = theme;
-  }
-  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-  await Promise.all(document.getAnimations().map((a) => a.finished.catch(() => null)));
-}
-"""
-
-
-# Marks (with the attribute ``attr``) each element that the next contrast run can leave
-# out, as the comment on AXE_RUNS says: one whose subtree shows no text signature outside
-# ``seen``; returns the signatures met here for the first time. Marks of an earlier run
-# are removed first.
-MARK_SEEN_STYLES = r"""
-([seen, attr]) => {
-  const known = new Set(seen), fresh = [];
-  document.querySelectorAll(`[${attr}]`).forEach((e) => e.removeAttribute(attr));
-  const style = new Map(), layers = new Map();
-  const cs = (el) => {
-    let s = style.get(el);
-    if (!s) { s = getComputedStyle(el); style.set(el, s); }
-    return s;
-  };
-  const opaque = (s) => {
-    const m = s.backgroundColor.match(/^rgba?\(([^)]*)\)$/);
-    const alpha = m && m[1].split(",").length === 4 ? parseFloat(m[1].split(",")[3]) : 1;
-    return m && alpha === 1 && s.backgroundImage === "none" && s.position === "static";
-  };
-  const behind = (el) => {
-    if (!el || el.nodeType !== 1) return "";
-    let l = layers.get(el);
-    if (l === undefined) {
-      const s = cs(el);
-      l = [s.backgroundColor, s.backgroundImage, s.position, s.opacity, s.mixBlendMode,
-           s.filter, s.backdropFilter].join(" ");
-      if (!opaque(s)) l += " / " + behind(el.parentElement);
-      layers.set(el, l);
-    }
-    return l;
-  };
-  const ownText = (el) => {
-    for (const n of el.childNodes) if (n.nodeType === 3 && n.textContent.trim()) return true;
-    return false;
-  };
-  const all = new Map();
-  const walk = (el) => {
-    let repeat = true;
-    for (const child of el.children) if (!walk(child)) repeat = false;
-    if (ownText(el) && el.getClientRects().length) {
-      const s = cs(el);
-      if (s.visibility === "visible") {
-        const sig = [s.color, s.fontSize, s.fontWeight, s.textShadow,
-                     s.webkitTextFillColor, s.webkitTextStrokeWidth, behind(el)].join("|");
-        if (!known.has(sig)) { known.add(sig); fresh.push(sig); repeat = false; }
-      }
-    }
-    all.set(el, repeat);
-    return repeat;
-  };
-  walk(document.body);
-  for (const [el, repeat] of all) {
-    if (repeat && !all.get(el.parentElement)) el.setAttribute(attr, "");
-  }
-  return fresh;
-}
-"""
-
-
-class MissingAxe(RuntimeError):
-    """axe-core's script is not installed (``axe-playwright-python``, a Python requirement)."""
-
-
-@functools.cache
-def axe_script() -> str:
-    """axe-core's ``axe.min.js``, as shipped by the pinned ``axe-playwright-python``.
-
-    Raises:
-        MissingAxe: the package is not installed.
-    """
-    try:
-        from axe_playwright_python.base import AXE_SCRIPT
-    except ImportError as err:
-        raise MissingAxe("axe-playwright-python is not installed "
-                         "(pip install -r requirements.txt)") from err
-    return AXE_SCRIPT
-
-
-def axe_violations(page, seen_styles: dict[str, set[str]],
-                   leave_out: tuple[str, ...] = ()) -> dict[str, list[str]]:
-    """axe-core's WCAG 2.1 A/AA violations on the page now open, per run of
-    :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme).
-
-    ``seen_styles``: per theme, the text-style signatures whose contrast earlier pages
-    (or earlier elements) checked; the signatures this page shows for the first time are
-    added to it. ``leave_out``: CSS selectors of content every run leaves out, because
-    another page of the crawl holds it byte for byte and its runs check it there.
-    """
-    page.evaluate(axe_script())
-    found = {}
-    for kind, (context, options, theme) in AXE_RUNS.items():
-        if theme is not None:
-            page.evaluate(SET_THEME, theme)
-            seen = seen_styles.setdefault(theme, set())
-            fresh = page.evaluate(MARK_SEEN_STYLES, [sorted(seen), SEEN_STYLE])
-            seen.update(fresh)
-            if not fresh:  # every text style here was checked before: the whole body is
-                found[kind] = []  # marked, and the run would check nothing
-                continue
-        found[kind] = [
-            f"{v['id']} ({v['impact']}): {v['help']}; " + " | ".join(v["nodes"][:5])
-            + (f" | ... {len(v['nodes']) - 5} more" if len(v["nodes"]) > 5 else "")
-            for v in page.evaluate(AXE_RUN, [_without(context, leave_out), options])
-        ]
-    return found
-
-
-def _without(context: dict | None, leave_out: tuple[str, ...]) -> dict | None:
-    if not leave_out:
-        return context
-    exclude = [[selector] for selector in leave_out]
-    if context is None:
-        return {"exclude": exclude}
-    return {**context, "exclude": [*context.get("exclude", []), *exclude]}
 
 
 REFRESH = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.I)
@@ -450,7 +245,8 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
         rec = records[path] = PageRecord(path)
         phone = path in on_a_phone
         cdp.send("Network.setCacheDisabled", {"cacheDisabled": phone})
-        if phone:
+        if phone:  # narrowed on a blank page, not by laying the last page out again
+            page.goto("about:blank")
             page.set_viewport_size(PHONE_VIEWPORT)
         response = page.goto(base + path, wait_until="load")
         rec.status = response.status if response else None
@@ -555,9 +351,10 @@ async () => {
 }
 """
 
-#: Runs in a page opened at PHONE_WIDTH: waits as INSPECT does, then returns the page's
-#: width, its viewport meta tag, the bytes it loaded (Resource Timing: the document and
-#: every resource, decoded sizes; every request goes to the same origin).
+#: Runs in a page opened at PHONE_WIDTH: waits as INSPECT does (and for the interactive
+#: figures, the fonts and the page's icon, the last request a first visit makes), then
+#: returns the page's width, its viewport meta tag, the bytes it loaded (Resource Timing:
+#: the document and every resource, decoded sizes; every request goes to the same origin).
 PHONE = r"""
 async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
@@ -570,10 +367,25 @@ async () => {
   const blocks = Array.from(document.querySelectorAll(".posenc-interactive"));
   const start = Date.now();
   while (blocks.some((b) => !b.dataset.mounted) && Date.now() - start < 20000) {
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 10));
   }
-  await document.fonts.ready;
-  await new Promise((r) => setTimeout(r, 200));  // requests the fonts just started
+  // the fonts a layout asks for only when it runs: lay the page out, let two frames draw
+  // it and wait for the fonts requested, until a round starts no request
+  for (let i = 0; i < 10; i++) {
+    const before = performance.getEntriesByType("resource").length;
+    document.body.getBoundingClientRect();
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await document.fonts.ready;
+    if (performance.getEntriesByType("resource").length === before) break;
+  }
+  // the page's icon, which the browser fetches after the load event
+  const icon = document.querySelector('link[rel~="icon"]');
+  const since = Date.now();
+  const fetched = () => performance.getEntriesByType("resource").some(
+      (e) => e.name === icon.href);
+  while (icon && !fetched() && Date.now() - since < 20000) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
   const entries = performance.getEntriesByType("navigation")
       .concat(performance.getEntriesByType("resource"));
   const meta = document.querySelector('meta[name="viewport"]');
