@@ -626,7 +626,10 @@ def test_the_width_checks_catch_overflow(browser, tmp_path):
         + '--></svg>', encoding="utf-8")
     (tmp_path / "icon.html").write_text(FITTING_PAGE.format(**wide).replace(
         "</head>", '<link rel="icon" href="icon.svg"></head>'), encoding="utf-8")
-    names = ["wide.html", "fits.html", "heavy.html", "heavy2.html", "icon.html"]
+    (tmp_path / "icon2.html").write_text((tmp_path / "icon.html").read_text(
+        encoding="utf-8"), encoding="utf-8")  # the same icon, on the next page
+    names = ["wide.html", "fits.html", "heavy.html", "heavy2.html", "icon.html",
+             "icon2.html"]
     with serve(tmp_path) as base:
         # warm.html, not weighed, loads the script with the cache on, just before
         records = crawl_site(browser, base, tmp_path, ["warm.html", *names],
@@ -637,7 +640,7 @@ def test_the_width_checks_catch_overflow(browser, tmp_path):
             sideways = page.evaluate(SIDEWAYS)
         finally:
             page.close()
-    over, fits, heavy, heavy2, icon = (records[name].phone for name in names)
+    over, fits, heavy, heavy2, icon, icon2 = (records[name].phone for name in names)
     assert phone_width_problem("wide.html", over), over["width"]
     assert phone_width_problem("fits.html", fits) is None, fits["width"]
     assert len(over["outputs"]["wrapped"]) == 1 and not fits["outputs"]["wrapped"]
@@ -646,8 +649,9 @@ def test_the_width_checks_catch_overflow(browser, tmp_path):
     # a page loaded after others with the same script weighs as much: the cache is off
     # for the pages the crawl weighs
     assert fits["bytes"] < PAGE_WEIGHT_LIMIT < min(heavy["bytes"], heavy2["bytes"])
-    # the icon, requested after the load event, is weighed too
-    assert icon["bytes"] > PAGE_WEIGHT_LIMIT, icon
+    # the icon, requested after the load event, is weighed too, on each page that has it
+    assert icon["bytes"] > PAGE_WEIGHT_LIMIT and icon2["bytes"] > PAGE_WEIGHT_LIMIT, icon2
+    assert icon["icon"] is icon2["icon"] is True and fits["icon"] is None
     # widened to 1280 px after the phone, the page is measured at 1280: the wide output
     # row (330 characters) still scrolls, the 91-character identifier's table fits
     assert [line.split()[0] for line in records["wide.html"].sideways] == ["pre"], (
@@ -917,7 +921,9 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
 #: The links: the colour-only style ``plain`` (in running text on both pages; alone in a
 #: list item, where the rule does not apply, on the first); the colour-only style ``loud``,
 #: first met where the rule does not apply (its link's text longer than the text around
-#: it: axe never evaluates it), then in running text; and ``day``, underlined by day only.
+#: it: axe never evaluates it), then in running text; ``day``, underlined by day only; and
+#: the colour-only style ``hid``, first under a box that overlaps it (axe cannot decide
+#: the link's background there, and reports nothing), then in the open.
 _CONTRAST_HEAD = """<!DOCTYPE html><html lang="en"><head><title>{title}</title>
 <link rel="icon" href="data:,"><style>
 body {{ color: #111; background: #fff; transition: color 1.5s, background-color 1.5s; }}
@@ -926,7 +932,9 @@ html[data-theme=dark] body {{ color: #eee; background: #111; }}
 html[data-theme=dark] .night-only {{ color: #333; }}
 a {{ text-decoration: none; }} a.plain {{ color: #333; }} a.loud {{ color: #444; }}
 html[data-theme=dark] a.plain, html[data-theme=dark] a.loud {{ color: #ccc; }}
-a.day {{ color: #111; text-decoration: underline; }}
+a.day {{ color: #111; text-decoration: underline; }} a.hid {{ color: #555; }}
+.cover {{ display: inline-block; position: relative; width: 9em; height: 1.4em;
+  margin-left: -9em; vertical-align: middle; background: rgba(0, 0, 0, 0.05); }}
 html[data-theme=dark] a.day {{ color: #ddd; text-decoration: none; }}
 </style></head><body><main><h1>{title}</h1>"""
 CONTRAST_FIRST = _CONTRAST_HEAD.format(title="first") + """
@@ -934,6 +942,8 @@ CONTRAST_FIRST = _CONTRAST_HEAD.format(title="first") + """
 <p>Text with <a class="plain" href="#top" id="first-plain">a plain link</a> in it.</p>
 <ul><li><a class="plain" href="#top">alone</a></li></ul>
 <p><a class="loud" href="#top">a link much longer than the text around it</a> x</p>
+<p>Text with <a class="hid" href="#top" id="covered">a covered link</a><span
+class="cover"></span> in it.</p>
 </main></body></html>"""
 CONTRAST_SECOND = _CONTRAST_HEAD.format(title="second") + """
 <p>A readable paragraph again.</p><p class="faint">The faint style again.</p>
@@ -944,6 +954,7 @@ CONTRAST_SECOND = _CONTRAST_HEAD.format(title="second") + """
 <p>Now <a class="loud" href="#top" id="loud-in-text">the loud style</a> in running text,
 where the rule applies to it for the first time.</p>
 <p>By day <a class="day" href="#top" id="day-link">underlined</a>, by night not.</p>
+<p>Text with <a class="hid" href="#top" id="uncovered">the covered style</a> in the open.</p>
 </main></body></html>"""
 
 
@@ -952,7 +963,8 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
     (booktools.browser.AXE_RUNS): a repeat of a checked style is not reported twice, but
     a new style is caught wherever it first appears, nested in a repeated one or on a new
     background, in either theme, and only once the theme's colour transition has settled;
-    a link style counts as checked only once axe's link rule has evaluated a link of it."""
+    a link style counts as checked only once axe's link rule has evaluated a link of it
+    and decided (passed or failed it)."""
     (tmp_path / "first.html").write_text(CONTRAST_FIRST, encoding="utf-8")
     (tmp_path / "second.html").write_text(CONTRAST_SECOND, encoding="utf-8")
     with serve(tmp_path) as base:
@@ -969,6 +981,9 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
     assert "#loud-in-text" in light, (
         "a link style met first where the rule does not apply was taken as checked: " + light)
     assert "#day-link" not in light, light
+    assert "#covered" not in light_first, light_first
+    assert "#uncovered" in light, (
+        "a link style axe could not decide was taken as checked: " + light)
     dark = " ".join(second.get("axe, dark theme", []))
     assert "#night" in dark and "#day-link" in dark, dark
     assert "again" not in dark.lower(), dark

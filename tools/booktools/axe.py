@@ -64,10 +64,13 @@ STRUCTURE_RULES = (
 #: An element (with all inside it) is left out of the run only when nothing inside it is
 #: new in that theme: no text signature that no earlier element of the crawl, on this page
 #: or an earlier one, has shown, and no link whose signature no earlier link *that axe's
-#: link rule evaluated* has shown (axe's check is wrapped to record the links it evaluates:
-#: whether the rule applies to a link depends on the text around it, not on its style). A
-#: link the rule does not apply to (a block or inline-block link, a link without text, a
-#: link not in running text by axe's own ``isInTextBlock``) is not new. Every page and
+#: link rule evaluated and decided* has shown (axe's checks are wrapped to record the links
+#: they evaluate and what they answer: whether the rule applies to a link depends on the
+#: text around it, and whether axe can decide on its place on the page, neither on its
+#: style; a link axe could not decide, e.g. one a box overlaps, is not reported, and does
+#: not count as checked). A link the rule does not apply to (a block or inline-block
+#: link, a link without text, a link not in running text by axe's own
+#: ``isInTextBlock``) is not new. Every page and
 #: every rule still run; a style first met on page 30 is checked on page 30. The two runs
 #: also leave out MathJax's assistive MathML (``mjx-assistive-mml``): that copy of each
 #: formula is clipped to one pixel for screen readers only, so it has no visible text and
@@ -135,7 +138,8 @@ async (theme) => {
 # no text signature outside ``seen`` and no link the rule may apply to whose signature is
 # outside ``seenLinks``; it removes the marks of an earlier run first and returns the text
 # signatures met for the first time and the number of new links. ``evaluatedLinks()``
-# returns the signatures of the links the rule evaluated since the last call.
+# returns the signatures of the links the rule evaluated since the last call and settled
+# (passed or failed; not those axe could not decide).
 STYLE_SIGNATURES = r"""
 () => {
   if (window.posencStyles) return;
@@ -145,21 +149,31 @@ STYLE_SIGNATURES = r"""
   const BLOCK = ["block", "list-item", "table", "flex", "grid", "inline-block"];
   const TEXT_BLOCK = ["block", "list-item", "table", "flex", "grid"];
   const NOT_INLINE = [...TEXT_BLOCK, "inline-block", "inline-flex", "inline-grid"];
-  const PROPS = ["display", "color", "-webkit-text-fill-color", "-webkit-text-stroke",
+  const PROPS = ["display", "color", "-webkit-text-fill-color",
+    "-webkit-text-stroke-width", "-webkit-text-stroke-color",
     "text-shadow", "opacity", "background-color", "background-image",
     "border-bottom-style", "border-bottom-width", "border-bottom-color",
     "border-top-style", "border-top-width", "border-top-color", "outline-style",
     "outline-width", "outline-color", "font-family", "font-size", "font-weight",
     "font-style", "text-decoration", "text-decoration-line", "text-decoration-style"];
-  let evaluated = [];
+  // what each of the rule's two checks answered for each link it evaluated: true
+  // (passes), false (fails) or undefined (axe cannot tell, e.g. where something overlaps
+  // the link: a matter of its place on the page, not of its style)
+  let evaluated = new Map();
   for (const id of ["link-in-text-block", "link-in-text-block-style"]) {
     const check = axe._audit.checks[id];
     const evaluate = check.evaluate;
     check.evaluate = function (node, ...rest) {
-      evaluated.push(node);
-      return evaluate.call(this, node, ...rest);
+      const answer = evaluate.call(this, node, ...rest);
+      if (!evaluated.has(node)) evaluated.set(node, {});
+      evaluated.get(node)[id] = answer;
+      return answer;
     };
   }
+  // the rule's verdict is settled (either check passes, or both fail): what any link of
+  // the same style would get; an undecided link does not count as checked
+  const settled = (answers) => Object.values(answers).includes(true)
+      || (Object.keys(answers).length === 2 && Object.values(answers).every((a) => a === false));
   // the signatures of one state of the page (styles read once each)
   const signatures = () => {
     const style = new Map(), layers = new Map(), links = new Map();
@@ -260,8 +274,9 @@ STYLE_SIGNATURES = r"""
     },
     evaluatedLinks() {
       const sig = signatures();
-      const out = [...new Set(evaluated.map((el) => sig.link(el)))];
-      evaluated = [];
+      const out = [...new Set([...evaluated].filter(([, answers]) => settled(answers))
+          .map(([el]) => sig.link(el)))];
+      evaluated = new Map();
       return out;
     },
   };

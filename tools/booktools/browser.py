@@ -202,10 +202,15 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
     records: dict[str, PageRecord] = {}
     root = urlsplit(base).path
 
+    last: list[PageRecord | None] = [None]  # the page crawled last
+
     def owner() -> PageRecord | None:
         # Playwright delivers events in the order the browser sent them, so page.url is the
-        # page that was showing when the event happened (not the one the crawl is now on).
+        # page that was showing when the event happened (not the one the crawl is now on);
+        # on the blank page between two pages, the late events are the last page's.
         url = urlsplit(page.url)
+        if url.scheme == "about":
+            return last[0]
         return records.get(unquote(url.path[len(root):]) or "index.html")
 
     def record(kind: str, message: str) -> None:
@@ -243,6 +248,7 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
 
     for path in site_pages(html) if pages is None else pages:
         rec = records[path] = PageRecord(path)
+        last[0] = rec
         phone = path in on_a_phone
         cdp.send("Network.setCacheDisabled", {"cacheDisabled": phone})
         if phone:  # narrowed on a blank page, not by laying the last page out again
@@ -257,6 +263,9 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
             page.wait_for_load_state("load")
         if phone:
             rec.phone = {**page.evaluate(PHONE), "outputs": page.evaluate(OUTPUT_LINES)}
+            if rec.phone["icon"] is False:
+                rec.add("failed request", "the page's icon: not fetched within 20 s, so "
+                        "the page was weighed without it")
             page.set_viewport_size(DESKTOP)
             page.evaluate(SETTLE)
         info = page.evaluate(INSPECT, list(RAW_TEX))
@@ -379,10 +388,12 @@ async () => {
     if (performance.getEntriesByType("resource").length === before) break;
   }
   // the page's icon, which the browser fetches after the load event
-  const icon = document.querySelector('link[rel~="icon"]');
+  // (none to wait for: no icon, or one written into the page, which is not fetched)
+  const link = document.querySelector('link[rel~="icon"]');
+  const icon = link && /^https?:/.test(link.href) ? link.href : null;
   const since = Date.now();
   const fetched = () => performance.getEntriesByType("resource").some(
-      (e) => e.name === icon.href);
+      (e) => e.name === icon);
   while (icon && !fetched() && Date.now() - since < 20000) {
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -395,6 +406,7 @@ async () => {
     bytes: entries.reduce((sum, e) => sum + (e.decodedBodySize || 0), 0),
     largest: entries.map((e) => [e.name, e.decodedBodySize || 0])
         .sort((a, b) => b[1] - a[1]).slice(0, 4),
+    icon: icon ? fetched() : null,
   };
 }
 """
