@@ -42,14 +42,11 @@ import pytest
 from conftest import BOOK, ROOT, SITE_REPORT, notebooks, toc_pages
 
 from booktools import book_home, zh_build
+from booktools.axe import AXE_RUNS, STYLE_SIGNATURES, MissingAxe, axe_script
 from booktools.browser import (
-    AXE_RUNS,
     PHONE_WIDTH,
     SIDEWAYS,
-    STYLE_SIGNATURES,
-    MissingAxe,
     PageRecord,
-    axe_script,
     balanced_groups,
     crawl_site,
     serve,
@@ -335,7 +332,7 @@ def test_axe_finds_no_wcag_violations(crawl):
 
 def test_no_stylesheet_locks_the_orientation(site):
     """WCAG 1.3.4 (what axe's css-orientation-lock checks, see
-    ``booktools.browser.AXE_OPTIONS``): no stylesheet the site serves has an
+    ``booktools.axe.AXE_OPTIONS``): no stylesheet the site serves has an
     ``orientation`` media query that could fix the page's layout to portrait or landscape."""
     _, html = site
     sheets = sorted(html.rglob("*.css"))
@@ -910,7 +907,7 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
     assert not records["target.html"].problems
 
 
-#: Two pages for the colour runs' dedupe (booktools.browser.AXE_RUNS). ``first.html``
+#: Two pages for the colour runs' dedupe (booktools.axe.AXE_RUNS). ``first.html``
 #: shows a readable paragraph style and one unreadable style, and a link told apart from
 #: its text by colour alone; ``second.html`` repeats them and adds what a dedupe by
 #: element (or by text colour alone) would miss: an unreadable span inside a repeated
@@ -960,7 +957,7 @@ where the rule applies to it for the first time.</p>
 
 def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
     """The colour runs check each text style and each link style once per theme
-    (booktools.browser.AXE_RUNS): a repeat of a checked style is not reported twice, but
+    (booktools.axe.AXE_RUNS): a repeat of a checked style is not reported twice, but
     a new style is caught wherever it first appears, nested in a repeated one or on a new
     background, in either theme, and only once the theme's colour transition has settled;
     a link style counts as checked only once axe's link rule has evaluated a link of it
@@ -994,7 +991,7 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
 
 
 #: For every link of the page: whether the crawl's test of running text (axe's
-#: isInTextBlock on a tree of the link's block alone, booktools.browser.STYLE_SIGNATURES)
+#: isInTextBlock on a tree of the link's block alone, booktools.axe.STYLE_SIGNATURES)
 #: and axe's own (on its tree of the whole page) find it in running text.
 IN_TEXT_BOTH_WAYS = r"""
 () => {

@@ -29,11 +29,8 @@ import re
 import pytest
 
 from booktools import zh_build
-from booktools.browser import (
-    DESKTOP,
-    PHONE_VIEWPORT,
-    SET_THEME,
-)
+from booktools.axe import SET_THEME
+from booktools.browser import DESKTOP, PHONE_VIEWPORT
 from booktools.site import highlight, theme_css
 from booktools.site.icons import THEME_CSS
 

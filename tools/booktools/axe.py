@@ -202,7 +202,7 @@ STYLE_SIGNATURES = r"""
     const text = (el) => {
       const s = cs(el);
       return [s.color, s.fontSize, s.fontWeight, s.textShadow, s.webkitTextFillColor,
-              s.webkitTextStrokeWidth, behind(el)].join("|");
+              s.webkitTextStrokeWidth, s.webkitTextStrokeColor, behind(el)].join("|");
     };
     const display = (el) => cs(el).display;
     const within = (el, kinds) => kinds.includes(display(el))
@@ -312,7 +312,8 @@ def axe_violations(page, seen_styles: dict[str, set[str]],
 
     ``seen_styles``: per theme, the text-style signatures whose contrast earlier pages
     (or earlier elements) checked, and (under ``"<theme>, links"``) the signatures of the
-    links axe's link rule evaluated; what this page's colour runs check is added to it
+    links axe's link rule evaluated and decided; what this page's colour runs check is
+    added to it
     (:data:`AXE_RUNS`). ``leave_out``: CSS selectors of content every run leaves out, because
     another page of the crawl holds it byte for byte and its runs check it there.
     """

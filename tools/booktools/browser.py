@@ -26,14 +26,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from booktools.axe import (  # noqa: F401 - the site checks import them from here
-    AXE_RUNS,
-    SET_THEME,
-    STYLE_SIGNATURES,
-    MissingAxe,
-    axe_script,
-    axe_violations,
-)
+from booktools.axe import axe_violations
 from booktools.chromium import (  # noqa: F401 - the site checks import them from here
     CHROMIUM_ARGS,
     LOCAL_HOSTS,
