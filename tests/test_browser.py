@@ -10,7 +10,10 @@ id; code, output and tables that scroll sideways at the crawl's 1280 px width; a
 axe-core (the accessibility engine; its script ships in the pinned
 ``axe-playwright-python`` package, so nothing is fetched) reports against WCAG 2.1 A and
 AA, in the light theme and again, for the two rules that read colours (text contrast,
-and links told apart from running text by more than colour), in the dark one. The tests
+and links told apart from running text by more than colour), in the dark one; and which
+of the rules the build cut from the theme's stylesheet match an element, in each state
+the crawl takes the page in (on a phone, at 1280 px in both themes, with the download
+menu open). The tests
 below then check one property each on that shared record, so a failure names the page
 and the problem. The server, the browser's launch, the crawl and the phone's
 measurements are :mod:`booktools.browser` (``tools/booktools/browser.py``), axe-core's
@@ -40,10 +43,13 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import BOOK, ROOT, SITE_REPORT, notebooks, toc_pages
+from test_browser_styles import cut_selectors
 
 from booktools import book_home, zh_build
 from booktools.axe import AXE_RUNS, STYLE_SIGNATURES, MissingAxe, axe_script
 from booktools.browser import (
+    CUT_STATES,
+    MENU_TOGGLE,
     PHONE_WIDTH,
     SIDEWAYS,
     PageRecord,
@@ -86,10 +92,10 @@ def shared_content(path: str) -> tuple[str, ...]:
 
 
 def _crawl(browser, base: str, html: Path, pages: list[str] | None = None,
-           on_a_phone=frozenset()) -> dict[str, PageRecord]:
+           on_a_phone=frozenset(), cut=lambda path: ()) -> dict[str, PageRecord]:
     """:func:`booktools.browser.crawl_site`; without axe-core's script, a failed test."""
     try:
-        return crawl_site(browser, base, html, pages, shared_content, on_a_phone)
+        return crawl_site(browser, base, html, pages, shared_content, on_a_phone, cut)
     except MissingAxe as err:
         pytest.fail(str(err), pytrace=False)
 
@@ -205,7 +211,8 @@ def crawl_group(site, browser, group: int) -> dict[str, PageRecord]:
     base, html = site
     pages = [p for p in site_pages(html) if group_of(p) == group and crawled(p)]
     start = time.perf_counter()
-    records = _crawl(browser, base, html, pages, on_a_phone=set(both_editions(reader_pages())))
+    records = _crawl(browser, base, html, pages, on_a_phone=set(both_editions(reader_pages())),
+                     cut=cut_selectors(html))
     tag = f" ({_group_id(group)})"
     SITE_REPORT["browser: pages" + tag] = len(records)
     SITE_REPORT["browser: crawl seconds" + tag] = round(time.perf_counter() - start, 1)
@@ -295,6 +302,29 @@ def test_every_page_loads_with_http_200(crawl, site):
     assert len(crawl) >= 4, f"suspiciously few pages: {sorted(crawl)}"
     bad = {path: rec.status for path, rec in crawl.items() if rec.status != 200}
     assert not bad, f"pages not served with HTTP 200: {bad}"
+
+
+def test_no_rule_cut_from_the_theme_stylesheet_matches_a_page(crawl, site):
+    """The build cut the theme's stylesheet to the rules the site uses (booktools.site.
+    theme_css, and the unused icons' rules booktools.site.icons): no rule it cut matches
+    an element of any page, in each state the crawl takes the page in (CUT_STATES: as
+    loaded on a phone, at 1280 px in each theme, with the download menu open), and every
+    page was looked up in each of its states. tests/test_browser_styles.py breaks the
+    look-up on purpose, and looks on a phone at the pages the crawl does not open on one."""
+    _, html = site
+    hits = {path: {state: found for state, found in rec.cut.items() if found}
+            for path, rec in crawl.items()}
+    hits = {path: found for path, found in hits.items() if found}
+    assert not hits, "cut rules that match an element:\n" + json.dumps(hits, indent=1)
+    phone = set(both_editions(reader_pages()))
+    menu = MENU_TOGGLE.split()[0].removeprefix(".")
+    missing = {}
+    for path, rec in crawl.items():
+        states = {*CUT_STATES[1:3], *[CUT_STATES[0]] * (path in phone),
+                  *[CUT_STATES[3]] * (menu in (html / path).read_text(encoding="utf-8"))}
+        if states - set(rec.cut):
+            missing[path] = sorted(states - set(rec.cut))
+    assert not missing, f"states the cut rules were not looked up in: {missing}"
 
 
 def test_no_page_errors_and_no_failed_requests(crawl):
@@ -907,13 +937,58 @@ def test_the_crawl_catches_broken_pages(browser, tmp_path):
     assert not records["target.html"].problems
 
 
+#: Two pages for the look-up of the cut stylesheet's selectors (``crawl_site``'s ``cut``):
+#: the first with a download menu that a click opens, the second without one.
+_CUT_PAGE = """<!DOCTYPE html><html lang="en"><head><title>{title}</title>
+<link rel="icon" href="data:,"></head><body><main><h1>{title}</h1>
+<p class="sm:wide">A class with a colon.</p>{menu}</main></body></html>"""
+CUT_MENU = """<div class="dropdown dropdown-download-buttons"><button type="button"
+class="dropdown-toggle" onclick="this.nextElementSibling.classList.add('show')">Download
+</button><ul class="dropdown-menu"><li>.ipynb</li></ul></div>"""
+#: Per page, the selectors looked up: one on every page, one in the dark theme only, one
+#: with the menu open only (its classes are all on the page only then), one whose class
+#: is written with an escape, one never (a class on no element), one the browser cannot
+#: read.
+CUT_LOOKUPS = {
+    "menu.html": ["main", "html[data-theme=dark] main", ".dropdown-menu.show li",
+                  ".sm\\:wide", ".never-on-a-page", "a:unknown-state"],
+    "plain.html": [".never-on-a-page", "html[data-theme=dark] main"],
+}
+
+
+def test_the_crawl_looks_up_the_cut_rules_in_each_state(browser, tmp_path):
+    """The crawl's look-up of the selectors cut from the stylesheet: each in every state
+    the crawl takes the page in, what matches there reported (a selector whose classes
+    are not all on the page skipped only while they are not), an unreadable selector
+    reported as such; the menu opened where the page has one."""
+    (tmp_path / "menu.html").write_text(
+        _CUT_PAGE.format(title="menu", menu=CUT_MENU), encoding="utf-8")
+    (tmp_path / "plain.html").write_text(
+        _CUT_PAGE.format(title="plain", menu=""), encoding="utf-8")
+    with serve(tmp_path) as base:
+        records = _crawl(browser, base, tmp_path, list(CUT_LOOKUPS),
+                         on_a_phone={"menu.html"}, cut=CUT_LOOKUPS.get)
+    unreadable = "a:unknown-state (unreadable: SyntaxError)"
+    dark = "html[data-theme=dark] main"
+    wide = ".sm\\:wide"
+    assert records["menu.html"].cut == {
+        "phone, as loaded": ["main", wide, unreadable],
+        "1280 px, light": ["main", wide, unreadable],
+        "1280 px, dark": ["main", dark, wide, unreadable],
+        "1280 px, dark, download menu open": ["main", dark, ".dropdown-menu.show li",
+                                              wide, unreadable]}
+    assert records["plain.html"].cut == {"1280 px, light": [], "1280 px, dark": [dark]}
+
+
 #: Two pages for the colour runs' dedupe (booktools.axe.AXE_RUNS). ``first.html``
 #: shows a readable paragraph style and one unreadable style, and a link told apart from
 #: its text by colour alone; ``second.html`` repeats them and adds what a dedupe by
-#: element (or by text colour alone) would miss: an unreadable span inside a repeated
-#: paragraph, the readable paragraph's colour on a dark background, and a style
-#: unreadable in the dark theme only. Its body animates its colours when the theme
-#: changes (as the site's theme does): read mid-transition, its text would fail.
+#: element (or by text colour alone) would miss: a span of a new unreadable style inside a repeated
+#: paragraph, the readable paragraph's colour on a dark background, a readable paragraph
+#: under a faded wrapper, and a style unreadable in the dark theme only; and the
+#: unreadable style again, nested deeper in wrappers that paint nothing (the same style).
+#: Its body animates its colours when the theme changes (as the site's theme does): read
+#: mid-transition, its text would fail.
 #:
 #: The links: the colour-only style ``plain`` (in running text on both pages; alone in a
 #: list item, where the rule does not apply, on the first); the colour-only style ``loud``,
@@ -925,7 +1000,7 @@ _CONTRAST_HEAD = """<!DOCTYPE html><html lang="en"><head><title>{title}</title>
 <link rel="icon" href="data:,"><style>
 body {{ color: #111; background: #fff; transition: color 1.5s, background-color 1.5s; }}
 html[data-theme=dark] body {{ color: #eee; background: #111; }}
-.faint {{ color: #bbb; }} .dark-box {{ background: #222; }}
+.faint {{ color: #bbb; }} .fainter {{ color: #c8c8c8; }} .dark-box {{ background: #222; }}
 html[data-theme=dark] .night-only {{ color: #333; }}
 a {{ text-decoration: none; }} a.plain {{ color: #333; }} a.loud {{ color: #444; }}
 html[data-theme=dark] a.plain, html[data-theme=dark] a.loud {{ color: #ccc; }}
@@ -944,7 +1019,7 @@ class="cover"></span> in it.</p>
 </main></body></html>"""
 CONTRAST_SECOND = _CONTRAST_HEAD.format(title="second") + """
 <p>A readable paragraph again.</p><p class="faint">The faint style again.</p>
-<p>Readable, with <span class="faint" id="nested">a faint span</span> inside.</p>
+<p>Readable, with <span class="fainter" id="nested">a fainter span</span> inside.</p>
 <div class="dark-box"><p id="on-dark">The readable colour on a dark box.</p></div>
 <p class="night-only" id="night">Readable by day only.</p>
 <p>Again, with <a class="plain" href="#top" id="again-plain">the plain link</a> here.</p>
@@ -952,6 +1027,8 @@ CONTRAST_SECOND = _CONTRAST_HEAD.format(title="second") + """
 where the rule applies to it for the first time.</p>
 <p>By day <a class="day" href="#top" id="day-link">underlined</a>, by night not.</p>
 <p>Text with <a class="hid" href="#top" id="uncovered">the covered style</a> in the open.</p>
+<div><div><p class="faint">The faint style again, nested deeper.</p></div></div>
+<div style="opacity: 0.4"><p id="faded">Faded text in the readable colour.</p></div>
 </main></body></html>"""
 
 
@@ -973,7 +1050,7 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
         first.get("axe, dark theme", [])), first
     assert "loud" not in light_first, "the rule applies to the first page's loud link"
     light = " ".join(second.get("axe, contrast", []))
-    assert "#nested" in light and "#on-dark" in light, light
+    assert "#nested" in light and "#on-dark" in light and "#faded" in light, light
     assert "again" not in light.lower(), "a style checked on the first page was checked again"
     assert "#loud-in-text" in light, (
         "a link style met first where the rule does not apply was taken as checked: " + light)

@@ -6,11 +6,14 @@ tests/test_browser.py):
   inside its span, in both themes, on a chapter and on a highlighted source page, and a
   printed output keeps the page's text colour;
 - no rule that the build cut from the theme's stylesheet (booktools.site.theme_css, and
-  the unused icons' rules booktools.site.icons cut) matches any element of a page, in
-  both themes, at 1280 px and on a phone, and with the download menu open: each selector
-  of the theme's own stylesheet (as pydata-sphinx-theme ships it) that the page's
-  edition's copy lacks, widened to any element that could be hovered, focused or the
-  like, is looked up in the page.
+  the unused icons' rules booktools.site.icons cut) matches any element of a page: each
+  selector of the theme's own stylesheet (as pydata-sphinx-theme ships it) that the
+  page's edition's copy lacks, widened to any element that could be hovered, focused or
+  the like (:func:`cut_selectors`), is looked up in the page. The site crawl of
+  tests/test_browser.py does it on every page it loads, in each state it takes the page
+  in (on a phone, at 1280 px in both themes, with the download menu open); here, the
+  pages the crawl does not open on a phone, on a phone, and the look-up broken on
+  purpose.
 
 Each check is made to fail on purpose. The unit tests of the rules themselves are in
 tests/test_site_weight.py.
@@ -30,7 +33,8 @@ import pytest
 
 from booktools import zh_build
 from booktools.axe import SET_THEME
-from booktools.browser import DESKTOP, PHONE_VIEWPORT
+from booktools.browser import DESKTOP, MENU_OPEN, MENU_TOGGLE, PHONE_VIEWPORT
+from booktools.cut_rules import SelectorLookup, named_classes
 from booktools.site import highlight, theme_css
 from booktools.site.icons import THEME_CSS
 
@@ -162,13 +166,14 @@ def test_self_test_the_look_check_sees_a_difference(site, browser, plain):
 
 # ------------------------------------------------------ the theme's stylesheet, cut ----
 
-#: Pages of every kind: the landing page, a chapter (code, math, figures), an API page,
-#: a module's highlighted source, the index, the atlas (its table and script), the search
-#: page, and the Chinese landing page and a Chinese chapter (the Chinese edition cuts its
-#: own copy of the stylesheet, from its own pages).
-STYLE_PAGES = ("book/intro.html", "book/02_sinusoidal.html", "book/api/scaling.html",
-               "_modules/posenc/rope.html", "genindex.html", "book/atlas.html",
-               "search.html", "zh_CN/book/intro.html", "zh_CN/book/03_learned.html")
+#: The check of every page is the crawl's (tests/test_browser.py, test_no_rule_cut_from_the_
+#: theme_stylesheet_matches_a_page): it looks the cut selectors up in each state it takes a
+#: page in (booktools.browser.CUT_STATES). Here: pages of the kinds the crawl does not open
+#: on a phone (a module's highlighted source, the index, the search page), on a phone;
+#: and the look-up itself, broken on purpose.
+NOT_ON_A_PHONE = ("_modules/posenc/rope.html", "genindex.html", "search.html")
+#: The chapter the self-test breaks the stylesheet under.
+CHAPTER = "book/02_sinusoidal.html"
 #: ``(name, viewport, theme, open the download menu)``, taken in this order on one load
 #: of a page (the menu stays open in the states after it).
 STATES = (("1280 px, light", DESKTOP, "light", False),
@@ -184,22 +189,6 @@ _TRANSIENT = re.compile(
     r":(?:hover|focus|focus-visible|focus-within|active|visited|link|checked|disabled|"
     r"enabled|indeterminate|invalid|valid|required|optional|read-only|read-write|target|"
     r"placeholder-shown|autofill|default|empty|defined)(?![\w-])")
-#: The selectors (of ``selectors``) that match an element of the page now open, or that
-#: the browser cannot read (each reported with the reason). All of them are looked up at
-#: once first, as one selector list (which matches where any of them does): in most
-#: states none matches, and one look-up says so; a list the browser cannot read (one
-#: unreadable selector makes the whole list so) is looked up selector by selector.
-MATCHING = r"""
-(selectors) => {
-  try {
-    if (!selectors.length || document.querySelector(selectors.join(", ")) === null) return [];
-  } catch (e) { /* one of them is unreadable: each is looked up below */ }
-  return selectors.flatMap((s) => {
-    try { return document.querySelector(s) !== null ? [s] : []; }
-    catch (e) { return [s + ' (unreadable: ' + e.name + ')']; }
-  });
-}
-"""
 
 
 def rule_selectors(css: str) -> set[str]:
@@ -241,21 +230,37 @@ def widen(selector: str) -> str:
     return _TRANSIENT.sub(":is(*)", "".join(out)).strip()
 
 
+def test_named_classes_are_only_what_a_selector_needs():
+    """The classes a cut selector is looked up for (booktools.cut_rules): never one it
+    could match without, so skipping it where a class is missing skips only what cannot
+    match."""
+    assert named_classes("div.bd-main > .x.y a") == {"bd-main", "x", "y"}
+    # arguments of pseudo-classes, attribute values, escapes: not required
+    assert named_classes(".a:is(.b, .c) :not(.d) .e:has(> .f)") == {"a", "e"}
+    assert named_classes("[data-v='.z'] a[href$=\".pdf\"]") == set()
+    assert named_classes(".sm\\:flex .ok") == {"ok"}
+    assert named_classes(".a\\.b") == set()
+    assert named_classes("a:nth-child(2.5) .näme") == {"näme"}
+    assert named_classes("*") == named_classes("") == set()
+
+
 def matching(browser, url: str, selectors: list[str], states=STATES) -> dict[str, list]:
     """Per state of ``states`` (taken in turn on one load of the page at ``url``), the
-    selectors of ``selectors`` that match an element of the page (:data:`MATCHING`)."""
+    selectors of ``selectors`` that match an element of the page, or that the browser
+    cannot read (booktools.cut_rules.SelectorLookup, as the crawl looks them up)."""
     page = browser.new_page()
     found = {}
+    lookup = SelectorLookup(selectors)
     try:
         page.goto(url, wait_until="load")
         for name, viewport, theme, menu in states:
             page.set_viewport_size(viewport)
             page.evaluate(SET_THEME, theme)
-            toggle = page.locator(".dropdown-download-buttons button.dropdown-toggle")
+            toggle = page.locator(MENU_TOGGLE)
             if menu and toggle.count():  # the pages with a download menu
                 toggle.first.click()
-                page.wait_for_selector(".dropdown-download-buttons .dropdown-menu.show")
-            if hits := page.evaluate(MATCHING, selectors):
+                page.wait_for_selector(MENU_OPEN)
+            if hits := lookup(page):
                 found[name] = hits
         return found
     finally:
@@ -268,11 +273,12 @@ def edition_sheet(html, path: str):
     return edition / "_static" / THEME_CSS
 
 
-@pytest.fixture(scope="module")
-def gone(site):
-    """Per edition's stylesheet, the selectors its build removed from the theme's own
-    (theme_css, and the unused icons' rules that booktools.site.icons removed)."""
-    _, html = site
+def cut_selectors(html):
+    """``path -> selectors``: for a page of the site in ``html``, the selectors its
+    edition's build removed from the theme's own stylesheet (theme_css, and the unused
+    icons' rules that booktools.site.icons removed), widened (:func:`removed_selectors`):
+    what must match no element of that page. A stylesheet that was not cut at all fails
+    the test that asks."""
     whole = theme_stylesheet()
 
     @functools.cache
@@ -281,7 +287,7 @@ def gone(site):
         assert len(served_sheet) < 0.6 * len(whole), f"{sheet} was not cut"
         return tuple(removed_selectors(whole, served_sheet))
 
-    return removed
+    return lambda path: removed(edition_sheet(html, path))
 
 
 def theme_stylesheet() -> str:
@@ -291,11 +297,11 @@ def theme_stylesheet() -> str:
         encoding="utf-8")
 
 
-@pytest.mark.parametrize("path", STYLE_PAGES)
-def test_no_rule_cut_from_the_theme_stylesheet_matches_the_page(site, browser, gone,
-                                                               path):
+@pytest.mark.parametrize("path", NOT_ON_A_PHONE)
+def test_no_rule_cut_from_the_theme_stylesheet_matches_the_page_on_a_phone(site, browser,
+                                                                          path):
     base, html = site
-    problems = matching(browser, base + path, list(gone(edition_sheet(html, path))))
+    problems = matching(browser, base + path, list(cut_selectors(html)(path)), STATES[3:])
     assert not problems, json.dumps(problems, indent=1)
 
 
@@ -310,10 +316,10 @@ def test_self_test_the_cut_check_sees_a_rule_a_page_uses(site, browser):
     broken = served_sheet.replace("}" + column + "{", "}.never-on-a-page{")
     gone = removed_selectors(served_sheet + "a.reference:hover::after{color:red}", broken)
     assert gone == [column, "a.reference:is(*):is(*)"]
-    assert matching(browser, base + STYLE_PAGES[1], gone, STATES[:1]) == {
+    assert matching(browser, base + CHAPTER, gone, STATES[:1]) == {
         STATES[0][0]: gone}
     # one unreadable selector among them: still reported, and the others looked up
-    assert matching(browser, base + STYLE_PAGES[1], [*gone, "a:unknown-state"],
+    assert matching(browser, base + CHAPTER, [*gone, "a:unknown-state"],
                     STATES[:1]) == {STATES[0][0]: [
                         *gone, "a:unknown-state (unreadable: SyntaxError)"]}
     assert widen(".f>:not(:placeholder-shown)~label") == ".f>:is(*)~label"

@@ -33,7 +33,6 @@ and that ``book/atlas.md`` is what ``scripts/build_atlas.py`` writes.
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
 import sys
 import warnings
@@ -505,10 +504,13 @@ def render_page(rows: list[AtlasRow], *, version: str, command: str,
 
 def mrope_default(sweep, model_type: str) -> tuple[int, ...] | None:
     """The ``mrope_section`` a family's text rotary module uses without one in the
-    config, read from the module's source (``None``: it has no such fallback)."""
+    config, read from the module's source (``None``: it has no such fallback). Each
+    modeling module is parsed once, by the key sweep's reader, which shares it."""
+    from booktools.hf_keys import module_classes
+
     module = sweep._modeling(model_type)
     for cls in sweep.rotary_classes(module) if module is not None else ():
-        found = MROPE_DEFAULT.search(inspect.getsource(cls))
+        found = MROPE_DEFAULT.search(module_classes(cls.__module__)[cls.__name__])
         if found:
             return tuple(int(x) for x in found.group(1).split(",") if x.strip())
     return None

@@ -54,7 +54,9 @@ STRUCTURE_RULES = (
 #: * for every visible element that holds text of its own, a signature of everything the
 #:   contrast rule reads: the text's colour, size, weight, shadow, fill and stroke, and,
 #:   for the element and each ancestor up to the first opaque static one, its background
-#:   colour and image, position, opacity, blend mode and filters;
+#:   colour and image, position, opacity, blend mode and filters (a layer that paints
+#:   nothing and changes nothing under it, with all of these at their defaults, is left
+#:   out: the same text on the same layers nested one wrapper deeper is the same style);
 #: * for every link (``a[href]``, ``[role=link]``), a signature of everything the link rule
 #:   reads of the link, of each inline element between it and the block around it, and of
 #:   that block: colours, background, borders and outline, font, decoration, opacity,
@@ -187,14 +189,24 @@ STYLE_SIGNATURES = r"""
       const alpha = m && m[1].split(",").length === 4 ? parseFloat(m[1].split(",")[3]) : 1;
       return m && alpha === 1 && s.backgroundImage === "none" && s.position === "static";
     };
+    // a layer that paints nothing and changes nothing under it: no background colour or
+    // image, static, fully opaque, no blend mode, no filter (its signature would be only
+    // these defaults: it tells nothing but how deep the text is nested)
+    const clear = (s) => s.backgroundColor === "rgba(0, 0, 0, 0)"
+        && s.backgroundImage === "none" && s.position === "static" && s.opacity === "1"
+        && s.mixBlendMode === "normal" && s.filter === "none" && s.backdropFilter === "none";
     const behind = (el) => {
       if (!el || el.nodeType !== 1) return "";
       let l = layers.get(el);
       if (l === undefined) {
         const s = cs(el);
-        l = [s.backgroundColor, s.backgroundImage, s.position, s.opacity, s.mixBlendMode,
-             s.filter, s.backdropFilter].join(" ");
-        if (!opaque(s)) l += " / " + behind(el.parentElement);
+        if (clear(s)) {
+          l = behind(el.parentElement);
+        } else {
+          l = [s.backgroundColor, s.backgroundImage, s.position, s.opacity, s.mixBlendMode,
+               s.filter, s.backdropFilter].join(" ");
+          if (!opaque(s)) l += " / " + behind(el.parentElement);
+        }
         layers.set(el, l);
       }
       return l;
@@ -306,7 +318,7 @@ def axe_script() -> str:
 
 
 def axe_violations(page, seen_styles: dict[str, set[str]],
-                   leave_out: tuple[str, ...] = ()) -> dict[str, list[str]]:
+                   leave_out: tuple[str, ...] = (), on_theme=None) -> dict[str, list[str]]:
     """axe-core's WCAG 2.1 A/AA violations on the page now open, per run of
     :data:`AXE_RUNS`, one line per rule (the page is left in the dark theme).
 
@@ -316,6 +328,8 @@ def axe_violations(page, seen_styles: dict[str, set[str]],
     added to it
     (:data:`AXE_RUNS`). ``leave_out``: CSS selectors of content every run leaves out, because
     another page of the crawl holds it byte for byte and its runs check it there.
+    ``on_theme(theme)``: called once the page is in each colour run's theme, before the
+    run reads it (the crawl looks up the selectors cut from the theme's stylesheet there).
     """
     page.evaluate(axe_script())
     page.evaluate(STYLE_SIGNATURES)
@@ -323,6 +337,8 @@ def axe_violations(page, seen_styles: dict[str, set[str]],
     for kind, (context, options, theme) in AXE_RUNS.items():
         if theme is not None:
             page.evaluate(SET_THEME, theme)
+            if on_theme is not None:
+                on_theme(theme)
             seen = seen_styles.setdefault(theme, set())
             links = seen_styles.setdefault(f"{theme}, links", set())
             new = page.evaluate(MARK_SEEN_STYLES, [sorted(seen), sorted(links), SEEN_STYLE])

@@ -8,8 +8,10 @@ page by page in Debian's Chromium driven by Playwright.
 * :func:`crawl_site`: every HTML page loaded once at 1280 px, recorded in a
   :class:`PageRecord` (HTTP status, uncaught errors, console errors, failed and
   third-party requests, math, images and alt text, links and ids, code and outputs that
-  scroll sideways, and axe-core's WCAG 2.1 A/AA report in both themes, run by
-  :mod:`booktools.axe`);
+  scroll sideways, axe-core's WCAG 2.1 A/AA report in both themes, run by
+  :mod:`booktools.axe`, and which of the rules cut from the theme's stylesheet match an
+  element in each state the page is taken in, :data:`CUT_STATES`, looked up by
+  :mod:`booktools.cut_rules`);
 * the phone: the crawl opens a reader's page at :data:`PHONE_WIDTH` first and measures
   its width and weight there (:data:`PHONE`), then widens the window.
 
@@ -34,6 +36,7 @@ from booktools.chromium import (  # noqa: F401 - the site checks import them fro
     launch,
     serve,
 )
+from booktools.cut_rules import SelectorLookup
 
 #: The crawl's window: a laptop's.
 DESKTOP = {"width": 1280, "height": 900}
@@ -60,6 +63,11 @@ class PageRecord:
     #: What :data:`PHONE` (and :data:`OUTPUT_LINES`) measured with the page just loaded at
     #: PHONE_WIDTH, for the pages the crawl opens on a phone first; else ``None``.
     phone: dict | None = None
+    #: Per state the crawl took the page in (:data:`CUT_STATES`), the selectors of
+    #: ``crawl_site``'s ``cut(path)`` that matched an element there, then those the
+    #: browser cannot read (:class:`booktools.cut_rules.SelectorLookup`; an empty list
+    #: where none did).
+    cut: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, kind: str, message: str) -> None:
         self.problems.setdefault(kind, []).append(message)
@@ -172,7 +180,8 @@ def static_ids(page: Path) -> frozenset[str]:
 
 
 def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
-               leave_out=lambda path: (), on_a_phone=frozenset()) -> dict[str, PageRecord]:
+               leave_out=lambda path: (), on_a_phone=frozenset(),
+               cut=lambda path: ()) -> dict[str, PageRecord]:
     """Load every page of the site in ``html`` (:func:`site_pages`; or only ``pages``, paths
     relative to ``html``), served at ``base``, once, and record each in a
     :class:`PageRecord`, keyed by its path. ``leave_out(path)``: the CSS selectors of the
@@ -185,6 +194,11 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
     the widened page is the page a 1280 px window loads. For those pages the browser's
     cache is off, so a page's weight counts every byte it loads, as a first visit does;
     the other pages (whose weight is not recorded) load with the cache on.
+
+    ``cut(path)``: CSS selectors that must match no element of that page (the rules the
+    build cut from the theme's stylesheet). They are looked up
+    (:class:`booktools.cut_rules.SelectorLookup`) in each state the crawl takes the page in
+    (:data:`CUT_STATES`), into ``PageRecord.cut``.
 
     Raises:
         MissingAxe: axe-core's script is not installed.
@@ -234,6 +248,7 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
 
     page.on("requestfailed", failed)
     seen_styles: dict[str, set[str]] = {}
+    lookups: dict[tuple[str, ...], SelectorLookup] = {}
     page.on(
         "response",
         lambda resp: resp.status >= 400 and record("HTTP error", f"{resp.status} {resp.url}"),
@@ -243,6 +258,14 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
         rec = records[path] = PageRecord(path)
         last[0] = rec
         phone = path in on_a_phone
+        selectors = tuple(cut(path))
+        if selectors not in lookups:
+            lookups[selectors] = SelectorLookup(selectors)
+
+        def look_up(state: str, rec=rec, lookup=lookups[selectors]) -> None:
+            if lookup.selectors:
+                rec.cut[state] = lookup(page)
+
         cdp.send("Network.setCacheDisabled", {"cacheDisabled": phone})
         if phone:  # narrowed on a blank page, not by laying the last page out again
             page.goto("about:blank")
@@ -259,6 +282,7 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
             if rec.phone["icon"] is False:
                 rec.add("failed request", "the page's icon: not fetched within 20 s, so "
                         "the page was weighed without it")
+            look_up(CUT_STATES[0])
             page.set_viewport_size(DESKTOP)
             page.evaluate(SETTLE)
         info = page.evaluate(INSPECT, list(RAW_TEX))
@@ -274,9 +298,15 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
         rec.outputs = page.evaluate(OUTPUT_LINES)
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
-        for kind, lines in axe_violations(page, seen_styles, tuple(leave_out(path))).items():
+        found = axe_violations(page, seen_styles, tuple(leave_out(path)),
+                               on_theme=lambda theme: look_up(f"1280 px, {theme}"))
+        for kind, lines in found.items():
             for line in lines:
                 rec.add(kind, line)
+        # last, as it leaves the menu open; a menu a click does not open is not looked up
+        # in, which the test of the look-ups reports
+        if selectors and page.evaluate(OPEN_MENU, [MENU_TOGGLE, MENU_OPEN]):
+            look_up(CUT_STATES[-1])
     page.goto("about:blank")  # deliver the last page's remaining events
     # A request still in flight when the crawl moves on (typically the favicon, which
     # Chromium fetches after "load") is aborted by the navigation, not by the site: fetch
@@ -288,6 +318,26 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
     context.close()
     return records
 
+
+#: The states the crawl takes a page in, in order, where it looks up ``cut``'s selectors:
+#: on a phone as loaded (the pages it opens on a phone), at 1280 px in each theme (as the
+#: colour runs switch to it, :data:`booktools.axe.AXE_RUNS`), and at 1280 px in the dark
+#: theme with the download menu open (the pages that have one).
+CUT_STATES = ("phone, as loaded", "1280 px, light", "1280 px, dark",
+              "1280 px, dark, download menu open")
+#: A chapter's download menu: its button, and the menu shown.
+MENU_TOGGLE = ".dropdown-download-buttons button.dropdown-toggle"
+MENU_OPEN = ".dropdown-download-buttons .dropdown-menu.show"
+#: Clicks the page's menu button (if it has one) and says whether the menu is open (the
+#: theme's Bootstrap opens it in the click's handler); ``null`` for a page without one.
+OPEN_MENU = r"""
+([toggle, open]) => {
+  const button = document.querySelector(toggle);
+  if (!button) return null;
+  button.click();
+  return document.querySelector(open) !== null;
+}
+"""
 
 #: Reports every code block and table of the article that scrolls sideways (content
 #: wider than its box), with its width in characters where it is code. Output blocks are

@@ -124,7 +124,7 @@ MIN_LAYERS = 4
 
 
 @functools.cache
-def _module_classes(module_name: str) -> dict[str, str]:
+def module_classes(module_name: str) -> dict[str, str]:
     """``{class name: source}`` of a module's top-level classes (parsed once per module:
     ``inspect.getsource`` on a class re-parses the whole file every time)."""
     import sys
@@ -150,7 +150,7 @@ def _sources(cls) -> list[str]:
     for k in cls.__mro__:
         if k is PreTrainedConfig or k is object or not k.__module__.startswith("transformers"):
             continue
-        src = _module_classes(k.__module__).get(k.__name__)
+        src = module_classes(k.__module__).get(k.__name__)
         if src:
             out.append(src)
     return out

@@ -29,11 +29,11 @@ from pathlib import Path
 
 STAMP = "posenc-html-stamp.json"
 #: Folders and files of the repository that no build of the site reads: the tests and
-#: their helpers (the browser and server, axe-core's runs, the run's layout, the PDF
-#: builder and its script, none imported by a build: tests/test_build_stamp.py checks),
-#: the benchmarks, CI.
+#: their helpers (the browser and server, axe-core's runs, the look-up of the cut
+#: stylesheet's rules, the run's layout, the PDF builder and its script, none imported
+#: by a build: tests/test_build_stamp.py checks), the benchmarks, CI.
 NOT_INPUTS = ("tests/", "benchmarks/", ".ci/", "CONTRIBUTING.md", "conftest.py",
-              "tools/booktools/axe.py",
+              "tools/booktools/axe.py", "tools/booktools/cut_rules.py",
               "tools/booktools/browser.py", "tools/booktools/run_layout.py",
               "tools/booktools/pdf.py", "tools/booktools/chromium.py", "scripts/build_pdf.py")
 
