@@ -24,6 +24,7 @@ Without Chromium or Playwright the tests are skipped with a message, except unde
 
 from __future__ import annotations
 
+import doctest
 import functools
 import importlib.resources
 import json
@@ -31,7 +32,7 @@ import re
 
 import pytest
 
-from booktools import zh_build
+from booktools import cut_rules, zh_build
 from booktools.axe import SET_THEME
 from booktools.browser import DESKTOP, MENU_OPEN, MENU_TOGGLE, PHONE_VIEWPORT
 from booktools.cut_rules import SelectorLookup, named_classes
@@ -169,13 +170,15 @@ def test_self_test_the_look_check_sees_a_difference(site, browser, plain):
 #: The check of every page is the crawl's (tests/test_browser.py, test_no_rule_cut_from_the_
 #: theme_stylesheet_matches_a_page): it looks the cut selectors up in each state it takes a
 #: page in (booktools.browser.CUT_STATES). Here: pages of the kinds the crawl does not open
-#: on a phone (a module's highlighted source, the index, the search page), on a phone;
+#: on a phone (a module's highlighted source, the index and search page of each edition),
+#: on a phone;
 #: and the look-up itself, broken on purpose.
-NOT_ON_A_PHONE = ("_modules/posenc/rope.html", "genindex.html", "search.html")
+NOT_ON_A_PHONE = ("_modules/posenc/rope.html", "genindex.html", "search.html",
+                  "zh_CN/genindex.html", "zh_CN/search.html")
 #: The chapter the self-test breaks the stylesheet under.
 CHAPTER = "book/02_sinusoidal.html"
-#: ``(name, viewport, theme, open the download menu)``, taken in this order on one load
-#: of a page (the menu stays open in the states after it).
+#: ``(name, viewport, theme, open the download menu)``: states :func:`matching` takes a
+#: page in, in the order given, on one load (a menu opened stays open after).
 STATES = (("1280 px, light", DESKTOP, "light", False),
           ("1280 px, dark", DESKTOP, "dark", False),
           ("1280 px, dark, download menu open", DESKTOP, "dark", True),
@@ -242,6 +245,8 @@ def test_named_classes_are_only_what_a_selector_needs():
     assert named_classes(".a\\.b") == set()
     assert named_classes("a:nth-child(2.5) .näme") == {"näme"}
     assert named_classes("*") == named_classes("") == set()
+    assert named_classes("a/* .x */.b") == {"b"}  # a comment names nothing
+    assert doctest.testmod(cut_rules).failed == 0
 
 
 def matching(browser, url: str, selectors: list[str], states=STATES) -> dict[str, list]:

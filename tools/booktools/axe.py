@@ -55,8 +55,9 @@ STRUCTURE_RULES = (
 #:   contrast rule reads: the text's colour, size, weight, shadow, fill and stroke, and,
 #:   for the element and each ancestor up to the first opaque static one, its background
 #:   colour and image, position, opacity, blend mode and filters (a layer that paints
-#:   nothing and changes nothing under it, with all of these at their defaults, is left
-#:   out: the same text on the same layers nested one wrapper deeper is the same style);
+#:   nothing and changes nothing under it, with all of these at their defaults, an HTML
+#:   element that is not a graphic and has no ``::before`` or ``::after``, is left out:
+#:   the same text on the same layers nested one wrapper deeper is the same style);
 #: * for every link (``a[href]``, ``[role=link]``), a signature of everything the link rule
 #:   reads of the link, of each inline element between it and the block around it, and of
 #:   that block: colours, background, borders and outline, font, decoration, opacity,
@@ -191,16 +192,24 @@ STYLE_SIGNATURES = r"""
     };
     // a layer that paints nothing and changes nothing under it: no background colour or
     // image, static, fully opaque, no blend mode, no filter (its signature would be only
-    // these defaults: it tells nothing but how deep the text is nested)
-    const clear = (s) => s.backgroundColor === "rgba(0, 0, 0, 0)"
+    // these defaults: it tells nothing but how deep the text is nested); and an HTML
+    // element that axe does not take for an image in the background (svg, img, canvas,
+    // object, iframe, video), with no ::before or ::after (which axe reads on every
+    // element behind the text)
+    const GRAPHIC = ["svg", "img", "canvas", "object", "iframe", "video"];
+    const XHTML = "http://www.w3.org/1999/xhtml";
+    const clear = (el, s) => s.backgroundColor === "rgba(0, 0, 0, 0)"
         && s.backgroundImage === "none" && s.position === "static" && s.opacity === "1"
-        && s.mixBlendMode === "normal" && s.filter === "none" && s.backdropFilter === "none";
+        && s.mixBlendMode === "normal" && s.filter === "none" && s.backdropFilter === "none"
+        && el.namespaceURI === XHTML && !GRAPHIC.includes(el.localName)
+        && ["::before", "::after"].every(
+            (p) => ["none", "normal"].includes(getComputedStyle(el, p).content));
     const behind = (el) => {
       if (!el || el.nodeType !== 1) return "";
       let l = layers.get(el);
       if (l === undefined) {
         const s = cs(el);
-        if (clear(s)) {
+        if (clear(el, s)) {
           l = behind(el.parentElement);
         } else {
           l = [s.backgroundColor, s.backgroundImage, s.position, s.opacity, s.mixBlendMode,

@@ -299,7 +299,7 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
         rec.links = info["links"]
         rec.ids = {i for i in info["ids"] if i}
         found = axe_violations(page, seen_styles, tuple(leave_out(path)),
-                               on_theme=lambda theme: look_up(f"1280 px, {theme}"))
+                               on_theme=lambda theme: look_up(CUT_STATES[THEME_STATE[theme]]))
         for kind, lines in found.items():
             for line in lines:
                 rec.add(kind, line)
@@ -325,6 +325,8 @@ def crawl_site(browser, base: str, html: Path, pages: list[str] | None = None,
 #: theme with the download menu open (the pages that have one).
 CUT_STATES = ("phone, as loaded", "1280 px, light", "1280 px, dark",
               "1280 px, dark, download menu open")
+#: The index in CUT_STATES of each colour run's theme.
+THEME_STATE = {"light": 1, "dark": 2}
 #: A chapter's download menu: its button, and the menu shown.
 MENU_TOGGLE = ".dropdown-download-buttons button.dropdown-toggle"
 MENU_OPEN = ".dropdown-download-buttons .dropdown-menu.show"

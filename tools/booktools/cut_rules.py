@@ -16,9 +16,11 @@ looks up only the selectors those allow; the rest cannot match there.
 
 from __future__ import annotations
 
-#: Every class name on an element of the page now open.
+#: Every class name on an element of the page now open; ``null`` for a page in quirks
+#: mode, where class selectors match regardless of case (every selector is looked up).
 CLASSES = r"""
 () => {
+  if (document.compatMode !== "CSS1Compat") return null;
   const out = new Set();
   for (const el of document.querySelectorAll("[class]")) for (const c of el.classList) out.add(c);
   return [...out];
@@ -51,8 +53,9 @@ _IDENT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 def named_classes(selector: str) -> frozenset[str]:
     """The class names ``selector`` requires of some element: each ``.name`` outside
     ``[...]`` (attribute values) and ``(...)`` (the arguments of ``:is()``, ``:not()``,
-    ``:has()``, ``:nth-child()`` and the like, which need no class of their own to hold).
-    A name written with an escape (``\\``) is left out, as is anything the scan cannot
+    ``:has()``, ``:nth-child()`` and the like, which need no class of their own to hold)
+    and outside comments. A name written with an escape (``\\``) is left out, as is
+    anything the scan cannot
     read: the set is never larger than what the selector needs, so a selector whose
     classes are not all on a page matches nothing there.
 
@@ -63,6 +66,10 @@ def named_classes(selector: str) -> frozenset[str]:
     depth, quote, i, n = 0, "", 0, len(selector)
     while i < n:
         ch = selector[i]
+        if not quote and selector.startswith("/*", i):  # a comment: nothing it names
+            end = selector.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
         if quote:
             if ch == "\\":
                 i += 1
@@ -106,9 +113,10 @@ class SelectorLookup:
         if self.unreadable is None:
             found = page.evaluate(UNREADABLE, self.selectors)
             self.unreadable = {line.rsplit(" (unreadable: ", 1)[0]: line for line in found}
-        present = set(page.evaluate(CLASSES))
+        present = page.evaluate(CLASSES)
+        present = None if present is None else set(present)
         candidates = [s for s, need in zip(self.selectors, self.needs, strict=True)
-                      if s not in self.unreadable and need <= present]
+                      if s not in self.unreadable and (present is None or need <= present)]
         hits = set(page.evaluate(MATCHING, candidates)) if candidates else set()
         return ([s for s in self.selectors if s in hits]
                 + [line for s, line in self.unreadable.items()])

@@ -27,9 +27,10 @@ The cut file keeps its name, so each page's link to it gets a ``digest`` of the 
 content (the theme's is of its own file, the same for any cut): a browser that cached
 another build's cut stylesheet fetches this one.
 
-tests/test_browser_styles.py looks up every selector the served stylesheet lacks
-(against the theme's own) on pages of each kind, in both themes, on a phone and with the
-download menu open, and requires that none matches.
+The site crawl (tests/test_browser.py, booktools.cut_rules) looks up every selector the
+served stylesheet lacks (against the theme's own) on every page it loads, in each state
+it takes the page in (on a phone, in both themes, with the download menu open), and
+requires that none matches; tests/test_browser_styles.py says which selectors.
 """
 
 from __future__ import annotations
