@@ -249,6 +249,29 @@ def test_named_classes_are_only_what_a_selector_needs():
     assert doctest.testmod(cut_rules).failed == 0
 
 
+def test_the_class_filter_skips_no_selector_the_browser_matches(site, browser):
+    """The crawl looks up only the cut selectors whose classes are all on the page
+    (booktools.cut_rules.SelectorLookup). Every selector of the theme's own stylesheet
+    (widened; hundreds match a chapter), looked up by the browser with no filter, and
+    through the filter: the same matches. (A filter that also required the classes inside
+    parentheses misses one.) The filter is cut_rules' own reading of a selector, not the
+    build's (theme_css.required_classes), so a mistake in the build's cut is not
+    repeated by the check of it."""
+    base, _ = site
+    every = sorted({widen(s) for s in rule_selectors(theme_stylesheet())})
+    page = browser.new_page()
+    try:
+        page.goto(base + CHAPTER, wait_until="load")
+        unreadable = page.evaluate(cut_rules.UNREADABLE, every)
+        assert not unreadable, unreadable
+        unfiltered = page.evaluate(cut_rules.MATCHING, every)
+        filtered = SelectorLookup(every)(page)
+    finally:
+        page.close()
+    assert len(unfiltered) > 100, unfiltered
+    assert filtered == unfiltered
+
+
 def matching(browser, url: str, selectors: list[str], states=STATES) -> dict[str, list]:
     """Per state of ``states`` (taken in turn on one load of the page at ``url``), the
     selectors of ``selectors`` that match an element of the page, or that the browser

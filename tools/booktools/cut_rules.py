@@ -55,9 +55,13 @@ def named_classes(selector: str) -> frozenset[str]:
     ``[...]`` (attribute values) and ``(...)`` (the arguments of ``:is()``, ``:not()``,
     ``:has()``, ``:nth-child()`` and the like, which need no class of their own to hold)
     and outside comments. A name written with an escape (``\\``) is left out, as is
-    anything the scan cannot
-    read: the set is never larger than what the selector needs, so a selector whose
-    classes are not all on a page matches nothing there.
+    anything the scan cannot read: the set is never larger than what the selector needs,
+    so a selector whose classes are not all on a page matches nothing there.
+
+    The build's cut reads selectors with its own function
+    (:func:`booktools.site.theme_css.required_classes`); this one is kept apart on
+    purpose, so that a misreading there is not repeated by the check of the cut
+    (tests/test_browser_styles.py compares it with the browser's own matching).
 
     >>> sorted(named_classes("div.bd-main > .x:is(.y) [data-v='.z'] a.b\\\\:c"))
     ['bd-main', 'x']
