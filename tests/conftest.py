@@ -42,6 +42,12 @@ class OptionalModule:
     cannot be imported, that test (and only that test) is skipped with the reason, except
     under ``CI=true``, where it fails: a module-level ``pytest.importorskip`` would skip the
     whole file, the tests that need no ``transformers`` with it.
+
+    Outside a test (no ``PYTEST_CURRENT_TEST``, which pytest sets only while it sets up,
+    runs and tears down a test) every attribute is missing: collection reads attributes of
+    each object in a test module (pytest 9 asks every one for ``_mock_name``), and that read
+    must neither import the module (three ``transformers`` modules took 3 s of each worker's
+    collection) nor skip the file when the module is missing.
     """
 
     def __init__(self, name: str):
@@ -49,8 +55,8 @@ class OptionalModule:
         self._module = None
 
     def __getattr__(self, attr: str):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
+        if attr.startswith("__") or "PYTEST_CURRENT_TEST" not in os.environ:
+            raise AttributeError(f"{self._name}.{attr} is read only by a running test")
         if self._module is None:
             try:
                 self._module = importlib.import_module(self._name)

@@ -213,3 +213,30 @@ def test_unverified_lists_exactly_the_families_transformers_cannot_run(outcomes,
               if o == "not buildable" and mt not in H.FAMILIES
               and not families[mt].build_error}
     assert cannot == set(UNVERIFIED)
+
+
+def _observed(truths) -> list:
+    """What :func:`booktools.hf_sweep.compare` reads of an observation: per layer, each
+    rotary call (function, tensor shapes and other arguments), the window, the tables'
+    layer type."""
+    def arg(v):
+        return tuple(v.shape) if isinstance(v, torch.Tensor) else repr(v)
+
+    return [None if t is None else (
+        [(fn.__qualname__, [arg(a) for a in args], sorted((k, arg(v)) for k, v in kw.items()))
+         for fn, args, kw in t.calls], t.window, t.layer_type) for t in truths]
+
+
+@pytest.mark.parametrize("model_type", ["llama", "gemma3n_text", "qwen3_next"])
+def test_building_without_weight_init_observes_the_same(model_type, monkeypatch):
+    """The sweep builds each model on meta without initialising weights (hf_sweep.SKIP_INIT,
+    as from_pretrained does): the layers it then runs make the same rotary calls and see the
+    same windows as a model built with them initialised (compared on every family's default
+    config when the sweep began to skip it; here on three: plain layers, sliding-window
+    layers that share KV, and a hybrid of linear and full attention)."""
+    text = hf_sweep.default_text_config(model_type)
+    with hf_sweep.one_thread():
+        fast = _observed(hf_sweep.observe(text))
+        monkeypatch.setattr(hf_sweep, "SKIP_INIT", False)
+        full = _observed(hf_sweep.observe(text))
+    assert fast == full and any(layer and layer[0] for layer in fast)

@@ -5,7 +5,8 @@ Run on two test files in a subprocess whose ``transformers`` cannot be imported 
 on ``PYTHONPATH`` that raises ``ImportError``): without ``CI`` the tests that need no
 ``transformers`` pass and the others are skipped; with ``CI=true`` the others fail. The
 self-test is the same run with the old module-level ``importorskip`` put back: then
-nothing in the file runs.
+nothing in the file runs. A unit test checks that collecting a file never imports an
+``OptionalModule``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+import pytest
+from conftest import ROOT, OptionalModule
 
 FILES = ["tests/test_relative.py", "tests/test_rope.py"]
 #: Two tests of each file: one needs transformers (through ``OptionalModule`` in the first
@@ -66,3 +68,21 @@ def test_self_test_module_level_importorskip_skips_the_whole_file(tmp_path):
     (tmp_path / "tests" / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
     result = _run(tmp_path, [str(copy)], ci=False)
     assert "passed" not in result and result.get("skipped") == 1, result
+
+
+def test_an_optional_module_is_imported_only_by_a_running_test(monkeypatch):
+    """Collection reads attributes of every object of a test module (pytest 9 asks each for
+    ``_mock_name``): outside a test an ``OptionalModule`` has none, so collecting a file
+    neither imports the module nor skips the file when the module is missing. Inside a
+    test, the first attribute imports it (here it is missing: the test is skipped)."""
+    missing = OptionalModule("posenc_tests_no_such_module")
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    try:
+        probed = getattr(missing, "_mock_name", None)
+    except BaseException as exc:  # noqa: BLE001 - a skip or fail raised while collecting
+        pytest.fail(f"an attribute read outside a test tried the import: {exc!r}")
+    assert probed is None and not hasattr(missing, "relative_position_bucket")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y (call)")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="posenc_tests_no_such_module"):
+        _ = missing.relative_position_bucket

@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LANGUAGE = "zh_CN"
 #: Pages (docnames, by prefix) whose messages stay English: no catalog.
 OUT_OF_SCOPE = ("book/api/",)
+#: The book's root document (``_toc.yml``'s ``root``): Sphinx reads it in every build.
+ROOT_DOC = "book/intro"
 #: Catalogs are written with this line width (as sphinx-intl writes them).
 WIDTH = 76
 
@@ -115,9 +117,11 @@ def identity_rule(root: Path, docname: str) -> Callable[[object], bool]:
 
 # ------------------------------------------------------------------------ templates ----
 
-def extract(root: Path, out: Path) -> int:
+def extract(root: Path, out: Path, only: tuple[str, ...] = ()) -> int:
     """Run Sphinx's gettext builder on the book in ``root``, writing ``<page>.pot`` under
-    ``out`` for the pages in scope (the others are not read). Runs in its own process
+    ``out`` for the pages in scope (the others are not read), or only for the pages named
+    in ``only`` (docnames such as ``book/01_why_positions``; every other page but the root
+    document, which Sphinx must read, is left unread). Runs in its own process
     (:func:`templates`)."""
     import yaml
     from jupyter_book.sphinx import build_sphinx
@@ -125,6 +129,11 @@ def extract(root: Path, out: Path) -> int:
     root = Path(root).resolve()  # as README command 1 names the sources
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
     skip = [prefix + "*" for prefix in OUT_OF_SCOPE]
+    if only:
+        skip += sorted({p.relative_to(root).with_suffix("").as_posix() + p.suffix
+                        for p in (root / "book").rglob("*") if p.suffix in (".md", ".ipynb")
+                        and p.relative_to(root).with_suffix("").as_posix()
+                        not in (*only, ROOT_DOC)})
     status = build_sphinx(
         root, Path(out), noconfig=True, path_config=str(root / "_config.yml"),
         confoverrides={"latex_individualpages": False,
@@ -135,13 +144,16 @@ def extract(root: Path, out: Path) -> int:
     return 1 if isinstance(status, Exception) else int(status or 0)
 
 
-def templates(root: Path = ROOT) -> tuple[dict[str, Catalog], float]:
-    """Every in-scope page's message template, regenerated from the English in ``root``
-    (``{docname: Catalog}``), and the seconds it took."""
+def templates(root: Path = ROOT, only: tuple[str, ...] = ()) -> tuple[dict[str, Catalog],
+                                                                       float]:
+    """Every in-scope page's message template (or only those of the pages named in
+    ``only``), regenerated from the English in ``root`` (``{docname: Catalog}``), and the
+    seconds it took."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="posenc-pot-") as tmp:
         out = Path(tmp) / "gettext"
-        cmd = [sys.executable, "-m", "booktools.catalogs", "_extract", str(root), str(out)]
+        cmd = [sys.executable, "-m", "booktools.catalogs", "_extract", str(root), str(out),
+               *only]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root,
                               env={**os.environ, "PYTHONWARNINGS": "ignore"})
         if proc.returncode != 0:
@@ -257,7 +269,7 @@ def check(root: Path, pots: dict[str, Catalog]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["_extract"]:  # the subprocess of templates()
-        return extract(Path(argv[1]), Path(argv[2]))
+        return extract(Path(argv[1]), Path(argv[2]), tuple(argv[3:]))
     parser = argparse.ArgumentParser(
         prog="python scripts/i18n.py",
         description="The Chinese edition's catalogs (locale/zh_CN): update them from the "

@@ -228,6 +228,22 @@ def _rotary(text, module):
     raise NotBuildable(f"rotary module: {err!r}"[:200])
 
 
+#: Whether :func:`observe` builds the model without initialising its weights (meta
+#: weights hold no values; :func:`_no_init`).
+SKIP_INIT = True
+
+
+def _no_init():
+    """transformers' own ``no_init_weights`` (what ``from_pretrained`` builds under): the
+    torch init functions and ``init_weights`` do nothing. On the meta device they compute
+    nothing anyway, only their Python overhead, about a seventh of building a model."""
+    if not SKIP_INIT:
+        return contextlib.nullcontext()
+    from transformers.initialization import no_init_weights
+
+    return no_init_weights()
+
+
 def retable(text, truths: list[LayerTruth | None]) -> list[LayerTruth | None]:
     """The observation of ``text`` when it differs from the config ``truths`` were observed
     on only in its RoPE tables (a rope type, a base): the same attention calls and windows,
@@ -267,7 +283,7 @@ def observe(text) -> list[LayerTruth | None]:
         warnings.simplefilter("ignore")
         rotary = _rotary(text, module)
         try:
-            with torch.device("meta"):
+            with torch.device("meta"), _no_init():
                 model = cls(_slim(text))
         except Exception as e:  # noqa: BLE001
             raise NotBuildable(f"model: {e!r}"[:200]) from None
