@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -268,7 +269,8 @@ def test_self_test_a_fixture_parametrised_per_page_is_caught(tmp_path):
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           "-p", "no:xdist", "-o", "addopts=", "--rootdir", str(tmp_path),
                           str(tmp_path / "test_again.py")],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert run.returncode == 0, run.stdout[-2000:]
 
     def item(group, index):
