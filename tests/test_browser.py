@@ -13,9 +13,8 @@ AA, in the light theme and again, for the two rules that read colours (text cont
 and links told apart from running text by more than colour), in the dark one; and which
 of the rules the build cut from the theme's stylesheet match an element, in each state
 the crawl takes the page in (on a phone, at 1280 px in both themes, with the download
-menu open). The tests
-below then check one property each on that shared record, so a failure names the page
-and the problem. The server, the browser's launch, the crawl and the phone's
+menu open). The tests below then check one property each on that shared record, so a
+failure names the page and the problem. The server, the browser's launch, the crawl and the phone's
 measurements are :mod:`booktools.browser` (``tools/booktools/browser.py``), axe-core's
 runs :mod:`booktools.axe`; what counts as a failure is here.
 
