@@ -2,9 +2,10 @@
 :mod:`booktools.site`, one module per job.
 
 - MathJax 3 served from ``_static/mathjax`` (no CDN): :mod:`booktools.site.mathjax`;
-- ``posenc_interactive.js`` (the slider figures, drawn as SVG), ``posenc_atlas.js`` and
-  ``posenc_site.css`` (the files next to this one) served from ``_static`` and added to
-  the pages that use them: :mod:`booktools.site.assets`;
+- ``posenc_interactive.js`` (the slider figures, drawn as SVG), ``posenc_atlas.js``,
+  ``posenc_tabstops.js`` (a tab stop on every block that scrolls) and ``posenc_site.css``
+  (the files next to this one) served from ``_static`` and added to the pages that use
+  them: :mod:`booktools.site.assets`;
 - the repository and launch buttons from the book's home in ``_config.yml``:
   :mod:`booktools.site.home`;
 - sphinx-design's stylesheet and script only on pages that use its components:
@@ -49,6 +50,7 @@ from booktools.site import (
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx.ext.mathjax")
     app.add_css_file(assets.SITE_CSS)
+    app.add_js_file(assets.TABSTOPS_JS, loading_method="defer")
     app.connect("html-page-context", assets.interactive_scripts, priority=400)
     app.connect("html-page-context", assets.atlas_script, priority=400)
     app.connect("html-page-context", assets.design_assets_where_used, priority=400)
