@@ -240,3 +240,78 @@ def test_building_without_weight_init_observes_the_same(model_type, monkeypatch)
         monkeypatch.setattr(hf_sweep, "SKIP_INIT", False)
         full = _observed(hf_sweep.observe(text))
     assert fast == full and any(layer and layer[0] for layer in fast)
+
+
+def _observed_exactly(truths) -> list:
+    """:func:`_observed` with each tensor argument's strides and dtype beside its shape."""
+    def arg(v):
+        return ((tuple(v.shape), v.stride(), v.dtype) if isinstance(v, torch.Tensor)
+                else repr(v))
+
+    return [None if t is None else (
+        [(fn.__qualname__, [arg(a) for a in args], sorted((k, arg(v)) for k, v in kw.items()))
+         for fn, args, kw in t.calls], t.window, t.layer_type) for t in truths]
+
+
+def _observe_counting(text, monkeypatch, answer=None) -> tuple[list, int]:
+    """The exact observation of ``text`` under the memo with a fresh memory, and how many
+    calls the memo answered; ``answer`` replaces :func:`booktools.meta_memo.make`."""
+    from booktools import meta_memo
+
+    answered = [0]
+    make = answer or meta_memo.make
+
+    def counting(metadata):
+        answered[0] += 1
+        return make(metadata)
+
+    monkeypatch.setattr(meta_memo, "make", counting)
+    monkeypatch.setattr(hf_sweep, "_MEMORY", {})
+    monkeypatch.setattr(hf_sweep, "MEMO", True)
+    try:
+        return _observed_exactly(hf_sweep.observe(text)), answered[0]
+    finally:
+        monkeypatch.setattr(meta_memo, "make", make)
+
+
+#: Plain layers, sliding-window layers sharing KV, a hybrid of linear and full attention,
+#: MLA's decoupled rotary key.
+MEMO_FAMILIES = ["llama", "gemma3n_text", "qwen3_next", "deepseek_v3"]
+
+
+@pytest.mark.parametrize("model_type", MEMO_FAMILIES)
+def test_the_meta_memo_observes_the_same(model_type, monkeypatch):
+    """Layers run under the meta memo (booktools.meta_memo: a repeated meta-device op
+    answered from the metadata it gave before) make the same rotary calls, on tensors of
+    the same shapes, strides and dtypes, and see the same windows as layers run without it
+    (compared on every family's default config when the sweep began to use it; here on
+    four), and the memo answered most of their calls."""
+    text = hf_sweep.default_text_config(model_type)
+    with hf_sweep.one_thread():
+        monkeypatch.setattr(hf_sweep, "MEMO", False)
+        plain = _observed_exactly(hf_sweep.observe(text))
+        memo, answered = _observe_counting(text, monkeypatch)
+    assert memo == plain and any(layer and layer[0] for layer in plain)
+    assert answered > 0, "the memo answered nothing: the comparison tested no answer"
+
+
+def test_self_test_a_meta_memo_that_answers_a_wrong_dtype_is_caught(monkeypatch):
+    """The comparison above sees a memo that answers a repeated op with the right shape
+    and strides but another dtype (float64 for a float32 result)."""
+    from booktools import meta_memo
+
+    real = meta_memo.make
+
+    def wrong(metadata):
+        out = real(metadata)
+        if isinstance(out, torch.Tensor) and out.dtype == torch.float32:
+            return torch.empty_strided(out.shape, out.stride(), dtype=torch.float64,
+                                       device="meta")
+        return out
+
+    text = hf_sweep.default_text_config("llama")
+    with hf_sweep.one_thread():
+        monkeypatch.setattr(hf_sweep, "MEMO", False)
+        plain = _observed_exactly(hf_sweep.observe(text))
+        broken, answered = _observe_counting(text, monkeypatch, answer=wrong)
+    assert answered > 0 and broken != plain

@@ -4,7 +4,8 @@ For every ``model_type`` in the pinned ``transformers`` whose modeling module de
 rotary-embedding class, :func:`text_families` finds the text config it reads (a multimodal
 config's ``text_config``); :func:`observe` builds that family's default config, its rotary
 module (on the CPU) and its base model (on the meta device: no weights, no memory), then
-runs every decoder layer's attention ``forward`` on meta tensors with the module's real
+runs every decoder layer's attention ``forward`` on meta tensors (a repeated op answered
+from memory, :mod:`booktools.meta_memo`) with the module's real
 cos/sin (none where the base model opts out of its rotary module) while recording each
 call of the family's own ``apply_*rotary*`` functions and the window its attention
 interface receives. :func:`compare` replays every recorded call on
@@ -364,7 +365,7 @@ def _run(module, att, hidden, kwargs, i):
     first = None
     for n, kw in enumerate(tries):
         calls, windows = [], []
-        with _recording(module, calls, windows), warnings.catch_warnings():
+        with _recording(module, calls, windows), warnings.catch_warnings(), _memo():
             warnings.simplefilter("ignore")
             try:
                 att(hidden, **kw)
@@ -375,6 +376,23 @@ def _run(module, att, hidden, kwargs, i):
                     raise Untraceable(f"layer {i} {type(att).__name__}: {first!r}"[:300]) \
                         from None
     raise AssertionError("unreachable")
+
+
+#: Whether :func:`_run` runs a layer's meta ops under :class:`booktools.meta_memo.MetaMemo`
+#: (a repeated op answered from the metadata it gave before: the same observation, in
+#: about half the time of a family sweep).
+MEMO = True
+#: The memory every layer of a process shares (families, variants and layers repeat the
+#: same ops on the same shapes).
+_MEMORY: dict = {}
+
+
+def _memo():
+    if not MEMO:
+        return contextlib.nullcontext()
+    from booktools.meta_memo import MetaMemo
+
+    return MetaMemo(_MEMORY)
 
 
 def _tables(rotary, layer_type):
