@@ -10,8 +10,10 @@
  * machine the 300 ms check can run before the slide's last frame, and a block that scrolls
  * once the column is at rest is left without a tab stop, out of a keyboard user's reach.
  * A ResizeObserver is told every size a block's box takes, the last one included, so this
- * applies the theme's own rule (same blocks, same test) each time one changes, and once
- * the page's fonts are in (a font changes the content's width, not the box's).
+ * applies the theme's own rule (same blocks, same test) each time one changes: for the
+ * blocks on the page and those added to its main content later, and again each time the
+ * page's fonts finish loading (a font can change the content's width without changing the
+ * box's). The theme's own checks still run; at rest the two agree.
  */
 (function () {
   "use strict";
@@ -21,8 +23,8 @@
       + ".jp-RenderedHTMLCommon, .pst-scrollable-table-container";
 
   function update(el) {
-    el.tabIndex = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight
-        ? 0 : -1;
+    var tab = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight ? 0 : -1;
+    if (el.tabIndex !== tab) el.tabIndex = tab;
   }
 
   function each(fn) {
@@ -35,9 +37,26 @@
         entries.forEach(function (entry) { update(entry.target); });
       });
       each(function (el) { observer.observe(el); });
+      var main = document.getElementById("main-content");
+      if (main && "MutationObserver" in window) {
+        new MutationObserver(function (records) {
+          records.forEach(function (record) {
+            Array.prototype.forEach.call(record.addedNodes, function (node) {
+              if (node.nodeType !== 1) return;
+              if (node.matches(SCROLLERS)) observer.observe(node);
+              Array.prototype.forEach.call(node.querySelectorAll(SCROLLERS), function (el) {
+                observer.observe(el);
+              });
+            });
+          });
+        }).observe(main, {childList: true, subtree: true});
+      }
     }
-    if (document.fonts && document.fonts.ready) {
-      document.fonts.ready.then(function () { each(update); });
+    if (document.fonts) {
+      if (document.fonts.addEventListener) {
+        document.fonts.addEventListener("loadingdone", function () { each(update); });
+      }
+      if (document.fonts.ready) document.fonts.ready.then(function () { each(update); });
     }
   }
 

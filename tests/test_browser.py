@@ -901,19 +901,44 @@ def test_cjk_glyphs_render(site, browser, tmp_path):
 #: addTabStopsToScrollableElements; ``_ext/posenc_tabstops.js`` uses the same list).
 SCROLLERS = ("pre, .nboutput > .output_area, .cell_output > .output, "
              ".jp-RenderedHTMLCommon, .pst-scrollable-table-container")
-#: Widens a page loaded on a phone to 1280 px with the primary sidebar's slide held at
-#: its start until after the theme's own tab-stop check (300 ms after the resize), as a
-#: busy machine's late frames do, then lets the slide end. Returns how many transitions
-#: it held.
+#: Waits for what would change the page's content while a slide is held (MathJax's
+#: typesetting, whose new nodes restart the theme's debounced check, and the fonts).
+_AT_REST = r"""
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+  }
+  await document.fonts.ready;
+}
+"""
+#: Run just after a page loaded on a phone is widened to 1280 px: holds the primary
+#: sidebar's slide at its start until the theme's own tab-stop check (300 ms after the
+#: resize) has run, seen as its writes of ``tabindex`` once the script's first answers to
+#: the widening are in, as a busy machine's late frames do; then lets the slide end.
+#: Returns how many of the sidebar's transitions it held and whether the theme checked
+#: while they were held (within 5 s).
 _LATE_SLIDE = r"""
 async () => {
-  await new Promise((r) => requestAnimationFrame(r));
-  const held = document.getAnimations().filter((a) => a instanceof CSSTransition);
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  await frame();
+  const sidebar = document.querySelector(".bd-sidebar-primary");
+  const held = document.getAnimations().filter(
+      (a) => a instanceof CSSTransition && a.effect && a.effect.target === sidebar);
   held.forEach((a) => a.pause());
-  await new Promise((r) => setTimeout(r, 450));
+  await frame();
+  await frame();
+  let writes = 0;
+  const seen = new MutationObserver((records) => { writes += records.length; });
+  seen.observe(document.body, {attributes: true, attributeFilter: ["tabindex"],
+                               subtree: true});
+  const since = performance.now();
+  while (writes === 0 && performance.now() - since < 5000) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  seen.disconnect();
   held.forEach((a) => a.finish());
-  for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(r));
-  return held.length;
+  for (let i = 0; i < 3; i++) await frame();
+  return {held: held.length, themeChecked: writes > 0};
 }
 """
 #: The blocks that scroll, each with its tab index and its first line.
@@ -930,12 +955,12 @@ def _tab_stops_after_a_late_slide(browser, base: str, page_path: str, block=None
     page = browser.new_page(viewport={"width": PHONE_WIDTH, "height": 844})
     try:
         if block:
-            page.route("**/" + block, lambda route: route.abort())
+            page.route("**/" + block + "*", lambda route: route.abort())
         page.goto(base + page_path, wait_until="load")
-        page.evaluate("() => document.fonts.ready.then(() => null)")
+        page.evaluate(_AT_REST)
         page.set_viewport_size({"width": 1280, "height": 900})
-        held = page.evaluate(_LATE_SLIDE)
-        return held, page.evaluate(_SCROLLING, SCROLLERS)
+        slide = page.evaluate(_LATE_SLIDE)
+        return slide, page.evaluate(_SCROLLING, SCROLLERS)
     finally:
         page.close()
 
@@ -952,13 +977,14 @@ def test_a_block_that_scrolls_keeps_its_tab_stop_when_the_sidebar_slides_in_late
 
     base, _ = site
     page_path = "book/01_why_positions.html"
-    held, scrolling = _tab_stops_after_a_late_slide(browser, base, page_path)
-    assert held >= 1, "no CSS transition ran on widening: the case is not reproduced"
+    slide, scrolling = _tab_stops_after_a_late_slide(browser, base, page_path)
+    assert slide["held"] >= 1, "the sidebar did not slide on widening: case not reproduced"
+    assert slide["themeChecked"], "the theme's tab-stop check did not run mid-slide"
     assert scrolling, f"no block of {page_path} scrolls at 1280 px: pick another page"
     assert all(tab == 0 for tab, _ in scrolling), scrolling
-    held, scrolling = _tab_stops_after_a_late_slide(browser, base, page_path,
-                                                    block=TABSTOPS_JS)
-    assert held >= 1
+    slide, scrolling = _tab_stops_after_a_late_slide(browser, base, page_path,
+                                                     block=TABSTOPS_JS)
+    assert slide["held"] >= 1 and slide["themeChecked"], slide
     assert any(tab != 0 for tab, _ in scrolling), (
         "with the script refused, every scrolling block still has a tab stop: the test "
         f"no longer reproduces the theme's late check ({scrolling})")

@@ -265,13 +265,10 @@ def _observe_counting(text, monkeypatch, answer=None) -> tuple[list, int]:
         answered[0] += 1
         return make(metadata)
 
-    monkeypatch.setattr(meta_memo, "make", counting)
+    monkeypatch.setattr(meta_memo, "make", counting)  # monkeypatch restores the real one
     monkeypatch.setattr(hf_sweep, "_MEMORY", {})
     monkeypatch.setattr(hf_sweep, "MEMO", True)
-    try:
-        return _observed_exactly(hf_sweep.observe(text)), answered[0]
-    finally:
-        monkeypatch.setattr(meta_memo, "make", make)
+    return _observed_exactly(hf_sweep.observe(text)), answered[0]
 
 
 #: Plain layers, sliding-window layers sharing KV, a hybrid of linear and full attention,
@@ -284,8 +281,8 @@ def test_the_meta_memo_observes_the_same(model_type, monkeypatch):
     """Layers run under the meta memo (booktools.meta_memo: a repeated meta-device op
     answered from the metadata it gave before) make the same rotary calls, on tensors of
     the same shapes, strides and dtypes, and see the same windows as layers run without it
-    (compared on every family's default config when the sweep began to use it; here on
-    four), and the memo answered most of their calls."""
+    (compared on every family's default config and all the key sweep's variants when the
+    sweep began to use it; here on four), and the memo did answer some of their calls."""
     text = hf_sweep.default_text_config(model_type)
     with hf_sweep.one_thread():
         monkeypatch.setattr(hf_sweep, "MEMO", False)

@@ -397,11 +397,12 @@ OUTPUT_LINES = r"""
 #: The phone's width in CSS pixels (an iPhone 12-15's portrait viewport).
 PHONE_WIDTH = 390
 PHONE_VIEWPORT = {"width": PHONE_WIDTH, "height": 844}
-#: After the window is resized: the CSS transitions the resize started run to their end
-#: (the theme slides its primary sidebar in over 0.25 s when the window widens past its
-#: breakpoint, narrowing the column frame by frame: a page measured mid-slide is wider
-#: than the page at rest, and a script that measured it then, like the theme's tab stops
-#: 300 ms after the resize on a busy machine, saw a layout no reader is left with); then
+#: After the window is resized: the CSS transitions the resize started are ended (run to
+#: their end at once: the theme slides its primary sidebar in over 0.25 s when the window
+#: widens past its breakpoint, narrowing the column frame by frame, and a page measured
+#: mid-slide is wider than the page at rest; a script of the page that measures it
+#: mid-slide, as the theme's tab stops did on a busy machine, is the test's business,
+#: test_a_block_that_scrolls_keeps_its_tab_stop_when_the_sidebar_slides_in_late); then
 #: two frames (layout, then the interactive figures' and the tab stops' ResizeObserver
 #: callbacks, ``_ext/posenc_tabstops.js``), then the redraw's own frame. Returns how many
 #: transitions it ended.

@@ -12,10 +12,16 @@ runs each op as torch does the first time it meets its inputs, records the outpu
 metadata, and answers a repeat with a new empty tensor of exactly that metadata.
 
 Only ops that can be answered so are: a functional op (no argument or result that aliases
-or mutates, by its schema) whose tensor arguments are all on meta and whose other
-arguments are plain values (numbers, strings, dtypes, ``None``, lists of them); its
-results must be fresh meta tensors (no storage offset, no conjugate or negative bit).
-Views, in-place ops, ops on other devices and anything else run as they are, every time.
+or mutates, by its schema) whose tensor arguments are all plain strided tensors on meta
+(no subclass) and whose other arguments are plain values (numbers, strings, dtypes,
+``None``, lists of them), with the default dtype (which a factory op without a ``dtype``
+reads) part of the key; its results must be strided meta tensors with no storage offset
+and no conjugate or negative bit. Views, in-place ops, ops on other devices or on symbolic
+shapes and anything else run as they are, every time. An answer is a tensor of its own
+storage: the few ops whose schema does not say that their result shares an input's
+storage (``_unsafe_view``, which ``matmul`` uses) or that they write to one
+(``native_batch_norm``'s running statistics) differ from torch's result only in that, which
+on meta, where a storage holds no values, nothing the sweeps read can tell.
 ``tests/test_hf_sweep.py`` checks that layers observed under the mode make the same rotary
 calls on tensors of the same shapes, strides and dtypes as without it, and that a memory
 that answers with a wrong dtype is caught.
@@ -40,16 +46,21 @@ class _Unanswerable(Exception):
 @functools.cache
 def functional(op) -> bool:
     """Whether ``op`` (an ``OpOverload``) neither aliases nor mutates an argument and
-    returns something, by its schema."""
-    schema = op._schema
-    return (bool(schema.returns)
+    returns something, by its schema (``False`` for an op without one)."""
+    schema = getattr(op, "_schema", None)
+    return (schema is not None and bool(schema.returns)
             and all(a.alias_info is None for a in schema.arguments)
             and all(r.alias_info is None for r in schema.returns))
 
 
+#: The tensor types whose calls can be answered (a subclass may dispatch on its own).
+_PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
+
+
 def _key(value):
     if isinstance(value, torch.Tensor):
-        if value.device.type != "meta":
+        if (type(value) not in _PLAIN_TENSORS or value.device.type != "meta"
+                or value.layout is not torch.strided):
             raise _Unanswerable
         return ("tensor", tuple(value.shape), value.stride(), value.storage_offset(),
                 value.dtype, value.is_conj(), value.is_neg())
@@ -94,13 +105,14 @@ class MetaMemo(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if not functional(func):
+        if not functional(func) or any(t not in _PLAIN_TENSORS for t in types):
             return func(*args, **kwargs)
         try:
-            key = (func, _key(args), _key(tuple(sorted(kwargs.items()))))
-        except _Unanswerable:
+            key = (func, torch.get_default_dtype(), _key(args),
+                   _key(tuple(sorted(kwargs.items()))))
+            known = self.memory.get(key)
+        except (_Unanswerable, TypeError):  # TypeError: a symbolic size cannot be hashed
             return func(*args, **kwargs)
-        known = self.memory.get(key)
         if known is not None:
             self.hits += 1
             return make(known)
