@@ -897,10 +897,33 @@ def test_cjk_glyphs_render(site, browser, tmp_path):
     assert shot.stat().st_size > 1_000
 
 
-#: The blocks pydata-sphinx-theme gives a tab stop when they scroll (its
-#: addTabStopsToScrollableElements; ``_ext/posenc_tabstops.js`` uses the same list).
-SCROLLERS = ("pre, .nboutput > .output_area, .cell_output > .output, "
-             ".jp-RenderedHTMLCommon, .pst-scrollable-table-container")
+def _selectors(text: str) -> list[str]:
+    return re.findall(r'"([^"]+)"', text)
+
+
+def tab_stop_blocks() -> str:
+    """The blocks ``_ext/posenc_tabstops.js`` gives a tab stop when they scroll (its
+    ``SCROLLERS``), as one CSS selector list."""
+    script = (ROOT / "_ext" / "posenc_tabstops.js").read_text(encoding="utf-8")
+    found = re.search(r"var SCROLLERS = (.*?);", script, re.S)
+    assert found, "no SCROLLERS in _ext/posenc_tabstops.js"
+    return "".join(_selectors(found.group(1)))
+
+
+def test_the_tab_stop_script_looks_at_the_blocks_the_theme_does():
+    """The site's tab-stop script applies the theme's rule to the theme's own list of
+    blocks (pydata-sphinx-theme's addTabStopsToScrollableElements, in the installed
+    theme): a block the theme adds or drops must be added or dropped there too."""
+    import pydata_sphinx_theme
+
+    theme = (Path(pydata_sphinx_theme.__file__).parent / "assets" / "scripts"
+             / "pydata-sphinx-theme.js").read_text(encoding="utf-8")
+    body = theme[theme.index("function addTabStopsToScrollableElements"):]
+    listed = re.search(r"querySelectorAll\(\s*\[(.*?)\]\.join", body, re.S)
+    assert listed, "the theme no longer lists its scrollable blocks as it did"
+    ours = [s.strip() for s in tab_stop_blocks().split(",")]
+    theirs = _selectors(re.sub(r"//[^\n]*", "", listed.group(1)))
+    assert "pre" in theirs and ours == theirs, (ours, theirs)
 #: Waits for what would change the page's content while a slide is held (MathJax's
 #: typesetting, whose new nodes restart the theme's debounced check, and the fonts).
 _AT_REST = r"""
@@ -960,7 +983,7 @@ def _tab_stops_after_a_late_slide(browser, base: str, page_path: str, block=None
         page.evaluate(_AT_REST)
         page.set_viewport_size({"width": 1280, "height": 900})
         slide = page.evaluate(_LATE_SLIDE)
-        return slide, page.evaluate(_SCROLLING, SCROLLERS)
+        return slide, page.evaluate(_SCROLLING, tab_stop_blocks())
     finally:
         page.close()
 

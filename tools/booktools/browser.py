@@ -404,16 +404,13 @@ PHONE_VIEWPORT = {"width": PHONE_WIDTH, "height": 844}
 #: mid-slide, as the theme's tab stops did on a busy machine, is the test's business,
 #: test_a_block_that_scrolls_keeps_its_tab_stop_when_the_sidebar_slides_in_late); then
 #: two frames (layout, then the interactive figures' and the tab stops' ResizeObserver
-#: callbacks, ``_ext/posenc_tabstops.js``), then the redraw's own frame. Returns how many
-#: transitions it ended.
+#: callbacks, ``_ext/posenc_tabstops.js``), then the redraw's own frame.
 SETTLE = r"""
 async () => {
   await new Promise((r) => requestAnimationFrame(r));
-  const sliding = document.getAnimations().filter((a) => a instanceof CSSTransition
-                                                  && a.playState !== "finished");
-  sliding.forEach((a) => a.finish());
+  document.getAnimations().filter((a) => a instanceof CSSTransition)
+      .forEach((a) => a.finish());
   for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(r));
-  return sliding.length;
 }
 """
 

@@ -6,10 +6,11 @@ and those are a function of its inputs' shapes, strides, dtypes and other argume
 torch 2.13 computes them for the elementwise ops (``mul``, ``add``, ``cat``, ``neg``,
 ``rsqrt``, ``mean``, ...) through its Python references, 80-230 µs a call against about
 1 µs for a view, and a sweep repeats the same ops on the same shapes layer after layer,
-family after family and variant after variant: 99 % of the calls of a family sweep are
-repeats. :class:`MetaMemo` is a dispatch mode (below autograd, as a meta kernel is) that
-runs each op as torch does the first time it meets its inputs, records the output's
-metadata, and answers a repeat with a new empty tensor of exactly that metadata.
+family after family and variant after variant: of the calls a family sweep makes that
+can be answered so (below), 99 % are repeats (157,362 of 158,772). :class:`MetaMemo` is
+a dispatch mode (below autograd, as a meta kernel is) that runs each op as torch does the
+first time it meets its inputs, records the output's metadata, and answers a repeat with a
+new empty tensor of exactly that metadata.
 
 Only ops that can be answered so are: a functional op (no argument or result that aliases
 or mutates, by its schema) whose tensor arguments are all plain strided tensors on meta
@@ -94,14 +95,11 @@ def make(metadata):
 
 class MetaMemo(TorchDispatchMode):
     """Answers repeated functional meta-device ops from ``memory`` (a dict shared by as
-    many ``with MetaMemo(memory):`` blocks as should share it); ``hits`` and ``misses``
-    count the calls it answered and the ones it ran and recorded."""
+    many ``with MetaMemo(memory):`` blocks as should share it)."""
 
     def __init__(self, memory: dict):
         super().__init__()
         self.memory = memory
-        self.hits = 0
-        self.misses = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -114,12 +112,10 @@ class MetaMemo(TorchDispatchMode):
         except (_Unanswerable, TypeError):  # TypeError: a symbolic size cannot be hashed
             return func(*args, **kwargs)
         if known is not None:
-            self.hits += 1
             return make(known)
         out = func(*args, **kwargs)
         try:
             self.memory[key] = _metadata(out)
-            self.misses += 1
         except _Unanswerable:
             pass
         return out
