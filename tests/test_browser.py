@@ -1142,6 +1142,7 @@ a.day {{ color: #111; text-decoration: underline; }} a.hid {{ color: #555; }}
 .cover {{ display: inline-block; position: relative; width: 9em; height: 1.4em;
   margin-left: -9em; vertical-align: middle; background: rgba(0, 0, 0, 0.05); }}
 html[data-theme=dark] a.day {{ color: #ddd; text-decoration: none; }}
+.mid-large {{ color: #888; font-size: 24px; }} .mid-normal {{ color: #888; }}
 </style></head><body><main><h1>{title}</h1>"""
 CONTRAST_FIRST = _CONTRAST_HEAD.format(title="first") + """
 <p>A readable paragraph.</p><p class="faint">A faint paragraph.</p>
@@ -1150,6 +1151,7 @@ CONTRAST_FIRST = _CONTRAST_HEAD.format(title="first") + """
 <p><a class="loud" href="#top">a link much longer than the text around it</a> x</p>
 <p>Text with <a class="hid" href="#top" id="covered">a covered link</a><span
 class="cover"></span> in it.</p>
+<p class="mid-large">Large text in a mid grey (3.5:1, enough for large text).</p>
 </main></body></html>"""
 CONTRAST_SECOND = _CONTRAST_HEAD.format(title="second") + """
 <p>A readable paragraph again.</p><p class="faint">The faint style again.</p>
@@ -1163,6 +1165,8 @@ where the rule applies to it for the first time.</p>
 <p>Text with <a class="hid" href="#top" id="uncovered">the covered style</a> in the open.</p>
 <div><div><p class="faint">The faint style again, nested deeper.</p></div></div>
 <div style="opacity: 0.4"><p id="faded">Faded text in the readable colour.</p></div>
+<p class="mid-normal" id="mid-normal">The mid grey at the normal size.</p>
+<p class="faint" style="font-size: 17px">The faint style again, one pixel larger.</p>
 </main></body></html>"""
 
 
@@ -1171,6 +1175,8 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
     (booktools.axe.AXE_RUNS): a repeat of a checked style is not reported twice, but
     a new style is caught wherever it first appears, nested in a repeated one or on a new
     background, in either theme, and only once the theme's colour transition has settled;
+    a size counts only as large text or not (a colour that passes as large text is
+    checked again at the normal size; one pixel more of a normal size is a repeat);
     a link style counts as checked only once axe's link rule has evaluated a link of it
     and decided (passed or failed it)."""
     (tmp_path / "first.html").write_text(CONTRAST_FIRST, encoding="utf-8")
@@ -1185,6 +1191,8 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
     assert "loud" not in light_first, "the rule applies to the first page's loud link"
     light = " ".join(second.get("axe, contrast", []))
     assert "#nested" in light and "#on-dark" in light and "#faded" in light, light
+    assert "#mid-normal" in light, (
+        "a colour checked as large text was taken as checked at the normal size: " + light)
     assert "again" not in light.lower(), "a style checked on the first page was checked again"
     assert "#loud-in-text" in light, (
         "a link style met first where the rule does not apply was taken as checked: " + light)

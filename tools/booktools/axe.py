@@ -52,7 +52,9 @@ STRUCTURE_RULES = (
 #: computes (:data:`STYLE_SIGNATURES`):
 #:
 #: * for every visible element that holds text of its own, a signature of everything the
-#:   contrast rule reads: the text's colour, size, weight, shadow, fill and stroke, and,
+#:   contrast rule reads: the text's colour, size (as the rule reads it: large text or
+#:   not, by axe's own thresholds, unless the text has a shadow, whose reach the rule
+#:   measures in ems of the size), weight, shadow, fill and stroke, and,
 #:   for the element and each ancestor up to the first opaque static one, its background
 #:   colour and image, position, opacity, blend mode and filters (a layer that paints
 #:   nothing and changes nothing under it, with all of these at their defaults, an HTML
@@ -64,9 +66,13 @@ STRUCTURE_RULES = (
 #:   display, the content of ``::before`` and ``::after``, and what is behind the link and
 #:   the block (as above).
 #:
-#: An element (with all inside it) is left out of the run only when nothing inside it is
-#: new in that theme: no text signature that no earlier element of the crawl, on this page
-#: or an earlier one, has shown, and no link whose signature no earlier link *that axe's
+#: The run checks only the elements that hold something new (``data-axe-new``: the first
+#: element of each new text signature, each new link), less what lies inside them and is
+#: not new (``data-axe-seen``): axe's cost is per element it checks, and a chapter's
+#: ancestors of one new formula are thousands of elements. An element (with all inside
+#: it) is left out of the run only when nothing inside it is new in that theme: no text
+#: signature that no earlier element of the crawl, on this page or an earlier one, has
+#: shown, and no link whose signature no earlier link *that axe's
 #: link rule evaluated and decided* has shown (axe's checks are wrapped to record the links
 #: they evaluate and what they answer: whether the rule applies to a link depends on the
 #: text around it, and whether axe can decide on its place on the page, neither on its
@@ -81,8 +87,10 @@ STRUCTURE_RULES = (
 #: (test_the_contrast_check_reads_styles_not_elements makes the dedupe miss nothing it
 #: should catch.)
 SEEN_STYLE = "data-axe-seen"
+NEW_STYLE = "data-axe-new"
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
-CONTRAST_CONTEXT = {"exclude": [["mjx-assistive-mml"], [f"[{SEEN_STYLE}]"]]}
+CONTRAST_CONTEXT = {"include": [[f"[{NEW_STYLE}]"]],
+                    "exclude": [["mjx-assistive-mml"], [f"[{SEEN_STYLE}]"]]}
 CONTRAST = {**AXE_OPTIONS, "runOnly": {"type": "rule", "values": COLOUR_RULES}}
 #: ``kind: (context, options, theme)``; ``theme`` is ``None`` for the runs that read no
 #: colour (they see the page as loaded), else the theme the run switches to first and
@@ -151,6 +159,11 @@ STYLE_SIGNATURES = r"""
   // of a link the rule does not apply to (axe-core 4.12, isInTextBlock and its callers)
   const BLOCK = ["block", "list-item", "table", "flex", "grid", "inline-block"];
   const TEXT_BLOCK = ["block", "list-item", "table", "flex", "grid"];
+  // the options of axe's contrast check that class a text as large
+  const CONTRAST = axe._audit.checks["color-contrast"].options;
+  for (const key of ["boldValue", "boldTextPt", "largeTextPt"]) {
+    if (typeof CONTRAST[key] !== "number") throw new Error(`axe's color-contrast has no ${key}`);
+  }
   const NOT_INLINE = [...TEXT_BLOCK, "inline-block", "inline-flex", "inline-grid"];
   const PROPS = ["display", "color", "-webkit-text-fill-color",
     "-webkit-text-stroke-width", "-webkit-text-stroke-color",
@@ -220,9 +233,19 @@ STYLE_SIGNATURES = r"""
       }
       return l;
     };
+    // the text's size as the contrast rule reads it (axe-core 4.12's color-contrast
+    // evaluate): only to class the text as large (3:1) or not (4.5:1), with the check's
+    // own options; a text shadow's reach is measured in ems of the size, so with a shadow
+    // the size itself counts
+    const size = (s) => {
+      if (s.textShadow !== "none") return s.fontSize;
+      const bold = parseFloat(s.fontWeight) >= CONTRAST.boldValue || s.fontWeight === "bold";
+      const pt = Math.ceil(72 * parseFloat(s.fontSize)) / 96;
+      return pt >= (bold ? CONTRAST.boldTextPt : CONTRAST.largeTextPt) ? "large" : "normal";
+    };
     const text = (el) => {
       const s = cs(el);
-      return [s.color, s.fontSize, s.fontWeight, s.textShadow, s.webkitTextFillColor,
+      return [s.color, size(s), s.fontWeight, s.textShadow, s.webkitTextFillColor,
               s.webkitTextStrokeWidth, s.webkitTextStrokeColor, behind(el)].join("|");
     };
     const display = (el) => cs(el).display;
@@ -260,24 +283,28 @@ STYLE_SIGNATURES = r"""
     return false;
   };
   window.posencStyles = {
-    mark(seen, seenLinks, attr) {
-      const known = new Set(seen), knownLinks = new Set(seenLinks), fresh = [];
+    mark(seen, seenLinks, attr, newAttr) {
+      const known = new Set(seen), knownLinks = new Set(seenLinks), fresh = [], news = [];
       let links = 0;
-      document.querySelectorAll(`[${attr}]`).forEach((e) => e.removeAttribute(attr));
+      for (const a of [attr, newAttr]) {
+        document.querySelectorAll(`[${a}]`).forEach((e) => e.removeAttribute(a));
+      }
       const sig = signatures();
       const all = new Map();
       const walk = (el) => {
         let repeat = true;
         for (const child of el.children) if (!walk(child)) repeat = false;
+        let own = false;
         if (ownText(el) && el.getClientRects().length
             && sig.cs(el).visibility === "visible") {
           const t = sig.text(el);
-          if (!known.has(t)) { known.add(t); fresh.push(t); repeat = false; }
+          if (!known.has(t)) { known.add(t); fresh.push(t); own = true; }
         }
         if (el.matches(LINK) && !knownLinks.has(sig.link(el)) && !sig.notInText(el)) {
           links += 1;
-          repeat = false;
+          own = true;
         }
+        if (own) { news.push(el); repeat = false; }
         all.set(el, repeat);
         return repeat;
       };
@@ -286,6 +313,7 @@ STYLE_SIGNATURES = r"""
       for (const [el, repeat] of all) {
         if (repeat && !all.get(el.parentElement)) el.setAttribute(attr, "");
       }
+      for (const el of news) el.setAttribute(newAttr, "");
       return {fresh: fresh, links: links};
     },
     inTextBlock(el) {  // the test above alone (tests compare it with axe's own tree's)
@@ -303,7 +331,8 @@ STYLE_SIGNATURES = r"""
   };
 }
 """
-MARK_SEEN_STYLES = """([seen, seenLinks, attr]) => posencStyles.mark(seen, seenLinks, attr)"""
+MARK_SEEN_STYLES = """([seen, seenLinks, attr, newAttr]) =>
+    posencStyles.mark(seen, seenLinks, attr, newAttr)"""
 EVALUATED_LINKS = """() => posencStyles.evaluatedLinks()"""
 
 
@@ -350,7 +379,8 @@ def axe_violations(page, seen_styles: dict[str, set[str]],
                 on_theme(theme)
             seen = seen_styles.setdefault(theme, set())
             links = seen_styles.setdefault(f"{theme}, links", set())
-            new = page.evaluate(MARK_SEEN_STYLES, [sorted(seen), sorted(links), SEEN_STYLE])
+            new = page.evaluate(MARK_SEEN_STYLES,
+                                [sorted(seen), sorted(links), SEEN_STYLE, NEW_STYLE])
             seen.update(new["fresh"])
             if not new["fresh"] and not new["links"]:  # every style here was checked
                 found[kind] = []  # before: the whole body is marked, the run would check
