@@ -601,6 +601,23 @@ def test_reuse_runs_only_new_jobs_and_gives_a_full_runs_file():
     assert E.study._reusable(changed, run_study(first, workers=1), "cpu") == {}
 
 
+def test_jobs_run_here_give_the_caller_its_threads_back():
+    """With one worker the jobs run in the caller's process, each on one thread: the
+    caller's torch thread count is restored after them (study and learning-rate sweep)."""
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        run_study(_tiny_cfg(variants=("rope",), probe_variants=()), workers=1)
+        assert torch.get_num_threads() == 2
+        E.tune_lr(_tiny_cfg(variants=("rope",)), lrs=(1e-3,), workers=1)
+        assert torch.get_num_threads() == 2
+        # on purpose: a job run here without the restore leaves one thread behind
+        E.study._job((_tiny_cfg(variants=("rope",)), 1, 0, "rope", "cpu"))
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_seeds_at_depth_choose_each_depths_seeds():
     cfg = _tiny_cfg(depths=(1, 2), seeds=(0, 1, 2), seeds_at_depth=((2, (0,)),))
     jobs = {(j[1], j[2]) for j in E.study._jobs(cfg, "cpu")}
@@ -636,7 +653,10 @@ def _expected_rows(cfg, variants, *, lengths=None):
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    study = run_study(QUICK, workers=2)
+    # In this process: in the test run the other core is busy with another worker, so a
+    # pool of two would only add two processes (and their imports) to share it. The
+    # results do not depend on the workers (test_workers_do_not_change_a_byte).
+    study = run_study(QUICK, workers=1)
     path = tmp_path_factory.mktemp("study") / "quick.json"
     save_results(study, path)
     return load_results(path), None

@@ -216,7 +216,8 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
         cfg: the study configuration (:data:`FULL` or :data:`QUICK`, or your own).
         device: torch device (default: CUDA when present, else CPU).
         workers: worker processes (default 2, both cores of the reference machine; each
-            job runs on one thread, so the results do not depend on this).
+            job runs on one thread, so the results do not depend on this). With 1 the jobs
+            run in this process, and its torch thread count is restored after them.
         log: optional ``print``-like callable for progress lines.
         reuse: an earlier results dict, or a list of them: a (depth, seed, scheme) job
             whose settings, library versions and device type are the same there is taken
@@ -271,9 +272,13 @@ def run_study(cfg: StudyConfig = FULL, *, device=None, workers: int = 2, log=Non
                 outs.append(out)
                 done(job)
     else:
-        for job in jobs:
-            outs.append(_job(job))
-            done(job)
+        threads = torch.get_num_threads()  # each job sets one thread: the caller's back after
+        try:
+            for job in jobs:
+                outs.append(_job(job))
+                done(job)
+        finally:
+            torch.set_num_threads(threads)
     return merge_jobs(cfg, outs, device)
 
 

@@ -51,7 +51,11 @@ def tune_lr(cfg: StudyConfig = FULL, lrs=LR_CANDIDATES, *, seed: int = 100,
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             bpb = list(pool.map(_tune_job, jobs))
     else:
-        bpb = [_tune_job(job) for job in jobs]
+        threads = torch.get_num_threads()  # each job sets one thread: the caller's back after
+        try:
+            bpb = [_tune_job(job) for job in jobs]
+        finally:
+            torch.set_num_threads(threads)
     table = {str(lr): {p: _round(bpb[i * len(schemes) + j]) for j, p in enumerate(schemes)}
              for i, lr in enumerate(lrs)}
     mean = {k: _round(sum(v.values()) / len(v)) for k, v in table.items()}
