@@ -1152,6 +1152,7 @@ CONTRAST_FIRST = _CONTRAST_HEAD.format(title="first") + """
 <p>Text with <a class="hid" href="#top" id="covered">a covered link</a><span
 class="cover"></span> in it.</p>
 <p class="mid-large">Large text in a mid grey (3.5:1, enough for large text).</p>
+<p class="mid-normal" style="font-size: 0">Text of no size, which axe does not check.</p>
 </main></body></html>"""
 CONTRAST_SECOND = _CONTRAST_HEAD.format(title="second") + """
 <p>A readable paragraph again.</p><p class="faint">The faint style again.</p>
@@ -1175,8 +1176,9 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
     (booktools.axe.AXE_RUNS): a repeat of a checked style is not reported twice, but
     a new style is caught wherever it first appears, nested in a repeated one or on a new
     background, in either theme, and only once the theme's colour transition has settled;
-    a size counts only as large text or not (a colour that passes as large text is
-    checked again at the normal size; one pixel more of a normal size is a repeat);
+    a size counts only as large text or not (a colour that passes as large text, or met
+    only in text of no size, is checked again at the normal size; one pixel more of a
+    normal size is a repeat);
     a link style counts as checked only once axe's link rule has evaluated a link of it
     and decided (passed or failed it)."""
     (tmp_path / "first.html").write_text(CONTRAST_FIRST, encoding="utf-8")
@@ -1191,8 +1193,10 @@ def test_the_contrast_check_reads_styles_not_elements(browser, tmp_path):
     assert "loud" not in light_first, "the rule applies to the first page's loud link"
     light = " ".join(second.get("axe, contrast", []))
     assert "#nested" in light and "#on-dark" in light and "#faded" in light, light
+    assert "Large text in a mid grey" not in light_first, light_first
     assert "#mid-normal" in light, (
-        "a colour checked as large text was taken as checked at the normal size: " + light)
+        "a colour checked as large text, or met only in text of no size, was taken as "
+        "checked at the normal size: " + light)
     assert "again" not in light.lower(), "a style checked on the first page was checked again"
     assert "#loud-in-text" in light, (
         "a link style met first where the rule does not apply was taken as checked: " + light)

@@ -570,7 +570,11 @@ def test_job_outputs_merge_into_the_study_in_any_order():
     cfg = _tiny_cfg(variants=("rope", "rope+window", "alibi"), seeds=(0, 1),
                     probe_variants=("rope",))
     jobs = E.study._jobs(cfg, "cpu")
-    outs = [E.study._job(job) for job in reversed(jobs)]
+    threads = torch.get_num_threads()  # each job sets one thread: this worker's back after
+    try:
+        outs = [E.study._job(job) for job in reversed(jobs)]
+    finally:
+        torch.set_num_threads(threads)
     assert E.dumps_results(E.study.merge_jobs(cfg, outs, "cpu")) == E.dumps_results(
         run_study(cfg, workers=1))
 
